@@ -1,0 +1,60 @@
+// Settings, counters and small utilities shared by every layer.
+//
+// ContextVar: an integer setting read once from the environment (DEBUG, BEAM, NOOPT, CACHELEVEL...) and
+// overridable for a scope with Context, as in tinygrad:  { tg::Context ctx{{"DEBUG", 4}}; ... }
+// GlobalCounters: what has run since the last reset(), tinygrad's names.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tg {
+
+// The environment variable `name` as an int (or `def` when unset / not a number).
+int getenv(const std::string& name, int def = 0);
+std::string getenv_str(const std::string& name, const std::string& def = "");
+
+struct ContextVar {
+  ContextVar(const char* key, int def);
+  const char* key;
+  int value;
+  operator int() const { return value; }
+  static ContextVar* find(const std::string& key);  // nullptr when unknown
+};
+
+inline ContextVar DEBUG{"DEBUG", 0}, BEAM{"BEAM", 0}, NOOPT{"NOOPT", 0}, CACHELEVEL{"CACHELEVEL", 2},
+    GRAPH{"GRAPH", 0}, JIT{"JIT", 1};
+
+// Scoped override of ContextVars; restores the old values when it goes out of scope.
+class Context {
+ public:
+  Context(std::initializer_list<std::pair<const char*, int>> overrides);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+ private:
+  std::vector<std::pair<ContextVar*, int>> saved_;
+};
+
+struct GlobalCounters {
+  static inline int64_t kernel_count = 0;  // kernels launched
+  static inline int64_t global_ops = 0;    // estimated FLOPs executed
+  static inline int64_t global_mem = 0;    // estimated bytes moved by kernels
+  static inline double time_sum_s = 0;     // kernel time, when measured (DEBUG>=2)
+  static inline int64_t mem_used = 0;      // bytes currently allocated on devices
+  static void reset() { kernel_count = global_ops = global_mem = 0; time_sum_s = 0; }
+};
+
+// 64-bit FNV-1a of a string, for cache keys and hash-consing.
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull);
+inline uint64_t hash_combine(uint64_t a, uint64_t b) { return a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2)); }
+
+// Wall-clock seconds since an arbitrary epoch.
+double now_s();
+
+// "1.23 M", "45.6 G"... for DEBUG lines.
+std::string si(double v, int width = 7);
+
+}  // namespace tg

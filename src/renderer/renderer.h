@@ -1,0 +1,43 @@
+// Renderer: linear UOps -> source text for one device family.
+//
+// The C-style base (cstyle.cpp) renders one SSA statement per UOp (never one giant nested expression:
+// compilers refuse deep nesting); dialects (CPU C, OpenCL C, CUDA C) differ in their prefixes,
+// function signature, special indices and type names.
+//
+// CPU kernels share one C ABI so the runtime can call any of them through one function type:
+//   void name(void** bufs, const long long* vals, int gstart, int gend)
+// bufs are the buffer arguments in DEFINE_GLOBAL order, vals the DEFINE_VAR values in order, and the
+// kernel runs the slice [gstart, gend) of its first global dimension (so a thread pool can split it).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tg/dtype.h"
+
+namespace tg {
+
+struct UOp;
+using UOpPtr = std::shared_ptr<const UOp>;
+
+struct RenderedKernel {
+  std::string name;                  // function name, e.g. "r_2" or "E_4_4"
+  std::string src;                   // the whole translation unit
+  std::vector<int64_t> global_size;  // launch dims (CPU: {n} split over threads; {1} when not split)
+  std::vector<int64_t> local_size;   // empty on CPU
+};
+
+struct Renderer {
+  virtual ~Renderer() = default;
+  virtual std::string device() const = 0;  // "CPU", "CL", "CUDA"
+  virtual bool has_local() const { return false; }
+  virtual bool has_shared() const { return false; }
+  virtual int global_max_dims() const { return 1; }  // dims mapped to SPECIAL gidx; the rest become loops
+  virtual bool supports(DType d) const { (void)d; return true; }
+  virtual RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
+};
+
+std::shared_ptr<Renderer> make_cpu_renderer();  // C for the system compiler, the ABI above
+
+}  // namespace tg
