@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@ struct Renderer;  // renderer/renderer.h: UOps -> source for this device
 
 // Raw device memory with an LRU cache of freed allocations, keyed by size (freed buffers are reused
 // before new memory is asked for, which saves page faults on large outputs).
+// A derived allocator calls free_cache() in its destructor: the base cannot reach raw_free by then.
 class Allocator {
  public:
   virtual ~Allocator() = default;
@@ -37,7 +39,8 @@ class Allocator {
   virtual void raw_free(void* ptr, size_t nbytes) = 0;
  private:
   std::mutex mu_;
-  std::multimap<size_t, void*> cache_;
+  std::list<std::pair<size_t, void*>> lru_;                                // freed buffers, oldest first
+  std::multimap<size_t, std::list<std::pair<size_t, void*>>::iterator> cache_;  // size -> entry in lru_
   size_t cached_bytes_ = 0;
 };
 
@@ -62,6 +65,10 @@ class Program {
   virtual double operator()(const std::vector<void*>& bufs, const std::vector<int64_t>& vals,
                             const std::vector<int64_t>& global_size, const std::vector<int64_t>& local_size,
                             bool wait) = 0;
+  // Estimated operations of one launch (0 = unknown); lets the CPU skip its thread pool for tiny kernels.
+  void set_work_hint(int64_t est_ops) { est_ops_ = est_ops; }
+ protected:
+  int64_t est_ops_ = 0;
 };
 
 class Compiled {
@@ -113,6 +120,7 @@ class Buffer {
   const DType dtype;
  private:
   void* ptr_ = nullptr;
+  Allocator* allocator_ = nullptr;  // the device's, kept so the destructor needs no registry lookup
 };
 
 }  // namespace tg

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run):
+#   1. installs the Debian packages (scripts/deps.sh)
+#   2. builds build/ (RelWithDebInfo: -O2 -g with asserts, warnings as errors) and runs ctest
+#   3. builds build-asan/ (ASan + UBSan, -O1) and runs ctest there
+#   4. installs build/ into a temporary prefix and builds + runs tests/install against it
+# and ends with a line "N passed, M failed[, S skipped]".
+# Environment:
+#   TG_SKIP_ASAN=1   skip step 3 (quick local runs)
+#   JOBS=N           parallel build/test jobs (default 2: the machine's cores are shared)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+JOBS=${JOBS:-2}
+PASSED=0
+FAILED=0
+SKIPPED=0
+
+section() { printf '\n======== %s ========\n' "$*"; }
+trap 'echo "test.sh: FAILED at line $LINENO: $BASH_COMMAND" >&2' ERR
+
+# run_ctest DIR: runs the tests of a build dir and adds its counts to PASSED/FAILED/SKIPPED.
+run_ctest() {
+  local dir=$1 log rc=0 total failed skipped
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$JOBS") 2>&1 | tee "$log" || rc=$?
+  total=$(sed -nE 's/.* tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
+  failed=$(sed -nE 's/.* ([0-9]+) tests failed out of .*/\1/p' "$log" | tail -1)
+  skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$log" || true)
+  rm -f "$log"
+  if [[ -z "$total" ]]; then  # ctest did not get to run tests (no tests, discovery failed...)
+    total=1; failed=1; skipped=0
+  fi
+  if [[ $rc -ne 0 && $failed -eq 0 ]]; then failed=1; fi
+  PASSED=$((PASSED + total - failed - skipped))
+  FAILED=$((FAILED + failed))
+  SKIPPED=$((SKIPPED + skipped))
+  echo "ctest in $dir: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+}
+
+section "dependencies"
+bash "$ROOT/scripts/deps.sh"
+
+section "build (RelWithDebInfo, -Werror)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_WERROR=ON -DBUILD_TESTING=ON
+cmake --build build -j"$JOBS"
+
+section "tests (build)"
+run_ctest build
+
+if [[ "${TG_SKIP_ASAN:-0}" != 1 ]]; then
+  section "build (ASan + UBSan)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DTG_SANITIZE=ON -DTG_BUILD_BENCH=OFF -DTG_BUILD_EXAMPLES=OFF \
+    -DBUILD_TESTING=ON
+  cmake --build build-asan -j"$JOBS"
+
+  section "tests (ASan + UBSan)"
+  # The kernels are compiled at run time into .so files that are not sanitized; that's fine.
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest build-asan
+else
+  section "ASan + UBSan skipped (TG_SKIP_ASAN=1)"
+fi
+
+section "install + find_package(tinygrad_cpp) consumer"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install build --prefix "$tmp/prefix"
+if cmake -S tests/install -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    && cmake --build "$tmp/build" -j"$JOBS" && "$tmp/build/app"; then
+  PASSED=$((PASSED + 1))
+  echo "install test: passed"
+else
+  FAILED=$((FAILED + 1))
+  echo "install test: FAILED"
+fi
+
+section "summary"
+if [[ $SKIPPED -gt 0 ]]; then
+  echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+else
+  echo "$PASSED passed, $FAILED failed"
+fi
+[[ $FAILED -eq 0 ]]

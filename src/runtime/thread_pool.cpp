@@ -1,0 +1,89 @@
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "tg/helpers.h"
+
+namespace tg {
+
+// A chunk that itself calls parallel_for would wait on tasks queued behind it, with every worker
+// possibly doing the same: nested calls run serially instead.
+static thread_local bool in_pool_worker = false;
+
+ThreadPool::ThreadPool(int nthreads) {
+  for (int i = 1; i < nthreads; i++) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool pool([] {
+    int hw = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, getenv("THREADS", hw > 0 ? hw : 1));
+  }());
+  return pool;
+}
+
+void ThreadPool::worker_loop() {
+  in_pool_worker = true;
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, and nothing left to run
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
+  if (n <= 0) return;
+  int64_t chunks = std::min<int64_t>(n, size());
+  if (chunks <= 1 || in_pool_worker) { f(0, n); return; }
+
+  // Lives on this stack frame: we return only after every task has signalled `done`.
+  struct Join {
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t remaining = 0;
+    std::exception_ptr error;
+  } join;
+  join.remaining = chunks - 1;
+  auto bounds = [&](int64_t i) { return i * (n / chunks) + std::min(i, n % chunks); };  // balanced chunks
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t i = 1; i < chunks; i++)
+      tasks_.emplace_back([&join, &f, b = bounds(i), e = bounds(i + 1)] {
+        std::exception_ptr err;
+        try { f(b, e); } catch (...) { err = std::current_exception(); }
+        std::lock_guard<std::mutex> l(join.mu);
+        if (err && !join.error) join.error = err;
+        // notify under the lock: once the caller sees remaining == 0 it destroys `join`
+        if (--join.remaining == 0) join.cv.notify_one();
+      });
+  }
+  cv_.notify_all();
+
+  std::exception_ptr mine;
+  try { f(bounds(0), bounds(1)); } catch (...) { mine = std::current_exception(); }
+  std::unique_lock<std::mutex> lock(join.mu);
+  join.cv.wait(lock, [&] { return join.remaining == 0; });
+  if (mine) std::rethrow_exception(mine);
+  if (join.error) std::rethrow_exception(join.error);
+}
+
+void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) { ThreadPool::global().parallel_for(n, f); }
+
+}  // namespace tg

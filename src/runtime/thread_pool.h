@@ -1,0 +1,43 @@
+// A small persistent thread pool for splitting a CPU kernel's outer range.
+//
+// Threads are started once (spawning per kernel costs more than small kernels take) and joined at exit.
+// parallel_for splits [0, n) into contiguous chunks, one per thread; the calling thread runs one chunk
+// itself and blocks until all are done. An exception thrown by any chunk is rethrown in the caller.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tg {
+
+class ThreadPool {
+ public:
+  // nthreads counts the calling thread: nthreads - 1 workers are started.
+  explicit ThreadPool(int nthreads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // The process-wide pool: std::thread::hardware_concurrency() threads, or env THREADS.
+  static ThreadPool& global();
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& f);
+
+ private:
+  void worker_loop();
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+};
+
+// ThreadPool::global().parallel_for(n, f)
+void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& f);
+
+}  // namespace tg

@@ -1,0 +1,93 @@
+// UOp: the one IR of tinygrad.cpp, for index arithmetic, kernel ASTs and linear kernel code alike.
+//
+// UOps are immutable and hash-consed: building the same (op, dtype, src, arg) twice returns the same
+// node, so structural equality is pointer equality and a graph is a DAG that shares all common
+// subexpressions. Integer UOps carry their value bounds (vmin, vmax), which the symbolic rules use.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tg/dtype.h"
+#include "uop/ops.h"
+
+namespace tg {
+
+struct UOp;
+using UOpPtr = std::shared_ptr<const UOp>;
+
+// A user-defined argument (e.g. a ShapeTracker on VIEW): hashed and compared by value.
+struct ArgObject {
+  virtual ~ArgObject() = default;
+  virtual uint64_t hash() const = 0;
+  virtual bool equals(const ArgObject& o) const = 0;
+  virtual std::string str() const = 0;
+};
+
+struct ReduceArg {   // REDUCE_AXIS: the binary op (ADD or MAX) and the axes it reduces
+  Ops op;
+  std::vector<int> axes;
+  bool operator==(const ReduceArg&) const = default;
+};
+struct VarArg {      // DEFINE_VAR and SPECIAL: a named integer in [min, max]
+  std::string name;
+  int64_t min, max;
+  bool operator==(const VarArg&) const = default;
+};
+
+using Arg = std::variant<std::monostate, int64_t, double, std::string, ReduceArg, VarArg,
+                         std::shared_ptr<const ArgObject>>;
+bool arg_equal(const Arg& a, const Arg& b);
+std::string arg_str(const Arg& a);
+
+struct UOp {
+  const Ops op;
+  const DType dtype;
+  const std::vector<UOpPtr> src;
+  const Arg arg;
+  const uint64_t hash;
+  int64_t vmin, vmax;  // bounds of an integer/bool value; meaningless for floats
+
+  // The only way to build a UOp: returns the existing node when an equal one is alive.
+  static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {});
+  static UOpPtr cnst(DType dtype, double v);        // CONST (ints and bools stored exactly as int64)
+  static UOpPtr cnst_int(DType dtype, int64_t v);
+  static UOpPtr index_const(int64_t v) { return cnst_int(dtypes::int32, v); }
+
+  // CONST value accessors
+  bool is_const() const { return op == Ops::CONST; }
+  bool is_const(int64_t v) const;
+  double const_value() const;    // as double
+  int64_t const_int() const;     // as int64 (floats truncated)
+
+  // ALU builders (no simplification here; graph_rewrite with the symbolic rules does that)
+  UOpPtr alu(Ops op, const UOpPtr& b) const;
+  UOpPtr alu(Ops op, const UOpPtr& b, const UOpPtr& c) const;
+  UOpPtr unary(Ops op) const;
+  UOpPtr add(const UOpPtr& b) const { return alu(Ops::ADD, b); }
+  UOpPtr mul(const UOpPtr& b) const { return alu(Ops::MUL, b); }
+  UOpPtr add(int64_t b) const;
+  UOpPtr mul(int64_t b) const;
+  UOpPtr idiv(int64_t b) const;
+  UOpPtr mod(int64_t b) const;
+  UOpPtr lt(int64_t b) const;
+  UOpPtr ge(int64_t b) const;   // !(x < b), as (x < b) != true
+  UOpPtr and_(const UOpPtr& b) const { return alu(Ops::AND, b); }
+  UOpPtr where(const UOpPtr& t, const UOpPtr& f) const;
+  UOpPtr cast(DType d) const;
+  UOpPtr self() const;  // this node as a UOpPtr
+
+  // All nodes reachable from this one, sources before users (post-order).
+  std::vector<UOpPtr> toposort() const;
+  std::string str() const;  // nested, for DEBUG and test failure messages
+
+  // Builders for non-ALU nodes should call make(); the constructor is public only for make_shared.
+  UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, uint64_t hash);
+};
+
+// Renders a pure index/valid expression as C-like text, e.g. "((ridx0*4)+gidx0)"; for tests and DEBUG.
+std::string render_expr(const UOpPtr& u);
+
+}  // namespace tg
