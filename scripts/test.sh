@@ -81,4 +81,4 @@ if [[ $SKIPPED -gt 0 ]]; then
 else
   echo "$PASSED passed, $FAILED failed"
 fi
-[[ $FAILED -eq 0 ]]
+if [[ $FAILED -ne 0 ]]; then exit 1; fi
