@@ -97,7 +97,6 @@ std::vector<std::string> find_cc() {
 }
 
 // -ffp-contract=off: no fused multiply-add, so results match the other backends and the references.
-// -lm: kernels may call libm (expf, sinf...); don't rely on the host process having loaded it.
 const std::vector<std::string> kFlags = {"-O2", "-march=native", "-ffp-contract=off", "-fno-math-errno",
                                          "-shared", "-fPIC", "-x", "c", "-"};
 
@@ -118,6 +117,7 @@ class CPUCompiler final : public Compiler {
 
     std::vector<std::string> args = cc_;
     args.insert(args.end(), kFlags.begin(), kFlags.end());
+    // -lm: kernels may call libm (expf, sinf...); don't rely on the host process having loaded it.
     args.insert(args.end(), {"-o", out, "-lm"});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -1,0 +1,407 @@
+// The runtime layer: allocators, buffers, the device registry, the CPU compiler and programs, the compile
+// cache and the thread pool.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+
+#include "runtime/device.h"
+#include "runtime/thread_pool.h"
+#include "tg/error.h"
+#include "tg/helpers.h"
+
+namespace fs = std::filesystem;
+using namespace tg;
+
+namespace {
+
+// A fresh directory used as CACHEDIR for one test; restores the old CACHEDIR and removes the directory.
+struct TempCacheDir {
+  fs::path dir;
+  std::string old;
+  bool had_old = false;
+  TempCacheDir() {
+    std::string tmpl = (fs::temp_directory_path() / "tg_test_cache_XXXXXX").string();
+    dir = ::mkdtemp(tmpl.data());
+    if (const char* o = std::getenv("CACHEDIR")) { old = o; had_old = true; }
+    ::setenv("CACHEDIR", dir.c_str(), 1);
+  }
+  ~TempCacheDir() {
+    if (had_old) ::setenv("CACHEDIR", old.c_str(), 1);
+    else ::unsetenv("CACHEDIR");
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  size_t files() const {
+    size_t n = 0;
+    for (auto& e : fs::directory_iterator(dir)) n += e.is_regular_file();
+    return n;
+  }
+};
+
+// A compiler whose "binary" is the source reversed, counting how often it really runs.
+struct CountingCompiler : Compiler {
+  CountingCompiler() : Compiler("counting-test-compiler") {}
+  int calls = 0;
+  std::string compile(const std::string& src) override {
+    calls++;
+    return std::string(src.rbegin(), src.rend());
+  }
+};
+
+const char* kAdd = R"(
+void add(void** bufs, const long long* vals, int gstart, int gend) {
+  float* c = (float*)bufs[0]; const float* a = (const float*)bufs[1]; const float* b = (const float*)bufs[2];
+  (void)vals;
+  for (int i = gstart; i < gend; i++) c[i] = a[i] + b[i];
+}
+)";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Allocator and Buffer
+// ---------------------------------------------------------------------------------------------------
+
+TEST(Allocator, ReusesFreedBufferOfSameSize) {
+  Allocator& a = Device::get("CPU").allocator();
+  a.free_cache();
+  void* p = a.alloc(12345);
+  a.free(p, 12345);
+  void* q = a.alloc(12345);
+  EXPECT_EQ(p, q);
+  void* r = a.alloc(12345);  // the cache is empty again: new memory
+  EXPECT_NE(q, r);
+  a.free(q, 12345);
+  a.free(r, 12345);
+  a.free_cache();
+}
+
+TEST(Allocator, AlignedAndHostPtr) {
+  Allocator& a = Device::get("EXT").allocator();
+  void* p = a.alloc(3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  EXPECT_EQ(a.host_ptr(p), p);
+  a.free(p, 3);
+  a.free_cache();
+}
+
+TEST(Allocator, MemUsedCountsRealAllocations) {
+  Allocator& a = Device::get("CPU").allocator();
+  a.free_cache();
+  int64_t before = GlobalCounters::mem_used;
+  void* p = a.alloc(1000);
+  EXPECT_EQ(GlobalCounters::mem_used, before + 1000);
+  a.free(p, 1000);  // cached: still held
+  EXPECT_EQ(GlobalCounters::mem_used, before + 1000);
+  void* q = a.alloc(1000);  // from the cache: no new memory
+  EXPECT_EQ(GlobalCounters::mem_used, before + 1000);
+  a.free(q, 1000);
+  a.free_cache();
+  EXPECT_EQ(GlobalCounters::mem_used, before);
+}
+
+TEST(Allocator, EvictsOldestBeyondLimit) {
+  Allocator& a = Device::get("EXT").allocator();
+  a.free_cache();
+  int64_t before = GlobalCounters::mem_used;
+  const size_t big = size_t{600} << 20;  // two of these exceed the 1 GiB cache bound
+  void* p = a.alloc(big);
+  void* q = a.alloc(big + 64);
+  a.free(p, big);
+  a.free(q, big + 64);  // evicts p, the oldest
+  EXPECT_EQ(GlobalCounters::mem_used, before + static_cast<int64_t>(big + 64));
+  a.free_cache();
+  EXPECT_EQ(GlobalCounters::mem_used, before);
+}
+
+TEST(Buffer, CopyRoundTrip) {
+  for (const char* dev : {"CPU", "EXT"}) {
+    std::vector<float> in(1000), out(1000, -1.f);
+    std::iota(in.begin(), in.end(), 0.5f);
+    {
+      Buffer b(dev, in.size(), dtypes::float32);
+      EXPECT_FALSE(b.is_allocated());
+      EXPECT_EQ(b.nbytes(), 4000u);
+      b.copyin(in.data());
+      EXPECT_TRUE(b.is_allocated());
+      b.copyout(out.data());
+    }
+    EXPECT_EQ(in, out) << dev;
+  }
+}
+
+TEST(Buffer, CopyoutOfUnallocatedThrows) {
+  Buffer b("CPU", 4, dtypes::int32);
+  int out[4];
+  EXPECT_THROW(b.copyout(out), Error);
+}
+
+TEST(Buffer, ZeroSized) {
+  Buffer b("CPU", 0, dtypes::float32);
+  b.allocate();
+  EXPECT_TRUE(b.is_allocated());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Registry
+// ---------------------------------------------------------------------------------------------------
+
+TEST(Device, Canonicalize) {
+  EXPECT_EQ(Device::canonicalize("cpu"), "CPU");
+  EXPECT_EQ(Device::canonicalize("cpu:0"), "CPU");
+  EXPECT_EQ(Device::canonicalize("CPU"), "CPU");
+  EXPECT_EQ(Device::canonicalize("Ext"), "EXT");
+  EXPECT_EQ(Device::canonicalize("cpu:1"), "CPU:1");
+  EXPECT_THROW(Device::canonicalize("cpu:x"), Error);
+}
+
+TEST(Device, UnknownDeviceNamesItAndTheKnownOnes) {
+  try {
+    Device::get("FOO");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("FOO"), std::string::npos) << m;
+    EXPECT_NE(m.find("CPU"), std::string::npos) << m;
+    EXPECT_NE(m.find("EXT"), std::string::npos) << m;
+  }
+}
+
+TEST(Device, GetCachesAndBackendsListed) {
+  EXPECT_EQ(&Device::get("cpu"), &Device::get("CPU:0"));
+  EXPECT_EQ(Device::get("CPU").name, "CPU");
+  auto b = Device::backends();
+  EXPECT_NE(std::find(b.begin(), b.end(), "CPU"), b.end());
+  EXPECT_NE(std::find(b.begin(), b.end(), "EXT"), b.end());
+}
+
+TEST(Device, AbsentDriverErrorPropagates) {
+  Device::register_backend("NODRIVERTEST", [](const std::string&) -> std::unique_ptr<Compiled> {
+    TG_ERROR("NODRIVERTEST: libfoo.so not found");
+  });
+  try {
+    Device::get("nodrivertest");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("NODRIVERTEST"), std::string::npos) << m;
+    EXPECT_NE(m.find("libfoo.so not found"), std::string::npos) << m;
+  }
+}
+
+TEST(Device, DefaultIsCpu) {
+  if (std::getenv("DEVICE") || std::getenv("CL") || std::getenv("CUDA") || std::getenv("INTERP")) GTEST_SKIP();
+  EXPECT_EQ(Device::DEFAULT(), "CPU");
+}
+
+TEST(Device, ExtHasNoCompilerOrRenderer) {
+  Compiled& ext = Device::get("EXT");
+  EXPECT_FALSE(ext.has_compiler());
+  EXPECT_THROW(ext.compiler(), Error);
+  EXPECT_THROW(ext.renderer(), Error);
+  EXPECT_THROW(ext.program("f", ""), Error);
+  EXPECT_TRUE(Device::get("CPU").has_compiler());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CPU compiler and programs
+// ---------------------------------------------------------------------------------------------------
+
+TEST(CPUProgram, AddSplitOverThreads) {
+  Compiled& cpu = Device::get("CPU");
+  std::string lib = cpu.compiler().compile(kAdd);
+  auto prg = cpu.program("add", lib);
+  const size_t n = 1 << 20;
+  Buffer a("CPU", n, dtypes::float32), b("CPU", n, dtypes::float32), c("CPU", n, dtypes::float32);
+  std::vector<float> ha(n), hb(n), hc(n);
+  for (size_t i = 0; i < n; i++) { ha[i] = static_cast<float>(i); hb[i] = 2.0f * static_cast<float>(i) + 1; }
+  a.copyin(ha.data());
+  b.copyin(hb.data());
+  c.allocate();
+  double t = (*prg)({c.ptr(), a.ptr(), b.ptr()}, {}, {static_cast<int64_t>(n)}, {}, true);
+  EXPECT_GE(t, 0.0);
+  c.copyout(hc.data());
+  for (size_t i = 0; i < n; i++) ASSERT_EQ(hc[i], ha[i] + hb[i]) << i;
+  EXPECT_EQ((*prg)({c.ptr(), a.ptr(), b.ptr()}, {}, {static_cast<int64_t>(n)}, {}, false), 0.0);
+}
+
+TEST(CPUProgram, SmallWorkHintRunsInline) {
+  Compiled& cpu = Device::get("CPU");
+  auto prg = cpu.program("add", cpu.compiler().compile_cached(kAdd));
+  prg->set_work_hint(10);
+  std::vector<float> a{1, 2, 3}, b{10, 20, 30}, c(3);
+  (*prg)({c.data(), a.data(), b.data()}, {}, {3}, {}, true);
+  EXPECT_EQ(c, (std::vector<float>{11, 22, 33}));
+}
+
+TEST(CPUProgram, Vals) {
+  const char* src = R"(
+void axpb(void** bufs, const long long* vals, int gstart, int gend) {
+  long long* out = (long long*)bufs[0];
+  for (int i = gstart; i < gend; i++) out[i] = vals[0] * i + vals[1];
+}
+)";
+  Compiled& cpu = Device::get("CPU");
+  auto prg = cpu.program("axpb", cpu.compiler().compile(src));
+  std::vector<long long> out(100);
+  (*prg)({out.data()}, {7, -3}, {100}, {}, false);
+  for (int i = 0; i < 100; i++) ASSERT_EQ(out[static_cast<size_t>(i)], 7LL * i - 3);
+  (*prg)({out.data()}, {1, 5}, {}, {}, false);  // empty global size: one iteration
+  EXPECT_EQ(out[0], 5);
+  EXPECT_EQ(out[1], 7 - 3);
+}
+
+TEST(CPUProgram, ManyProgramsLoadedAtOnceStayDistinct) {
+  // glibc dedups dlopen by path: each library must keep its own.
+  Compiled& cpu = Device::get("CPU");
+  std::vector<std::unique_ptr<Program>> prgs;
+  for (int k = 0; k < 3; k++) {
+    std::string src = "void f(void** b, const long long* v, int s, int e) { (void)v; for (int i = s; i < e; i++) ((int*)b[0])[i] = " +
+                      std::to_string(k) + "; }\n";
+    prgs.push_back(cpu.program("f", cpu.compiler().compile(src)));
+  }
+  for (int k = 0; k < 3; k++) {
+    int x = -1;
+    (*prgs[static_cast<size_t>(k)])({&x}, {}, {1}, {}, false);
+    EXPECT_EQ(x, k);
+  }
+}
+
+TEST(CPUProgram, ReloadAfterUnloadGetsTheNewLibrary) {
+  Compiled& cpu = Device::get("CPU");
+  for (int k = 0; k < 3; k++) {
+    std::string src = "void g(void** b, const long long* v, int s, int e) { (void)v; (void)s; (void)e; *(int*)b[0] = " +
+                      std::to_string(10 + k) + "; }\n";
+    auto prg = cpu.program("g", cpu.compiler().compile(src));
+    int x = -1;
+    (*prg)({&x}, {}, {1}, {}, false);
+    EXPECT_EQ(x, 10 + k);
+  }
+}
+
+TEST(CPUCompiler, FailureShowsCompilerMessageAndSource) {
+  const std::string src = "void broken(void** b) { this is not C; }\n";
+  try {
+    Device::get("CPU").compiler().compile(src);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("compile failed"), std::string::npos) << m;
+    EXPECT_NE(m.find("error"), std::string::npos) << m;  // the compiler's own diagnostic
+    EXPECT_NE(m.find("this is not C"), std::string::npos) << m;
+  }
+}
+
+TEST(CPUProgram, MissingSymbolThrows) {
+  Compiled& cpu = Device::get("CPU");
+  std::string lib = cpu.compiler().compile(kAdd);
+  try {
+    cpu.program("no_such_kernel", lib);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_kernel"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CPUProgram, GarbageLibraryThrows) {
+  EXPECT_THROW(Device::get("CPU").program("add", "not an ELF file"), Error);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Compile cache
+// ---------------------------------------------------------------------------------------------------
+
+TEST(CompileCache, SecondCompileIsAHit) {
+  TempCacheDir tmp;
+  Context ctx{{"CACHELEVEL", 2}};
+  CountingCompiler cc;
+  EXPECT_EQ(cc.compile_cached("abc"), "cba");
+  EXPECT_EQ(cc.compile_cached("abc"), "cba");
+  EXPECT_EQ(cc.calls, 1);
+  EXPECT_EQ(tmp.files(), 1u);
+  EXPECT_EQ(cc.compile_cached("abcd"), "dcba");
+  EXPECT_EQ(cc.calls, 2);
+}
+
+TEST(CompileCache, CacheLevelZeroWritesNothing) {
+  TempCacheDir tmp;
+  Context ctx{{"CACHELEVEL", 0}};
+  CountingCompiler cc;
+  cc.compile_cached("abc");
+  cc.compile_cached("abc");
+  EXPECT_EQ(cc.calls, 2);
+  EXPECT_EQ(tmp.files(), 0u);
+}
+
+TEST(CompileCache, CorruptEntryRecompiles) {
+  TempCacheDir tmp;
+  Context ctx{{"CACHELEVEL", 1}};
+  CountingCompiler cc;
+  cc.compile_cached("hello");
+  for (auto& e : fs::directory_iterator(tmp.dir)) std::ofstream(e.path(), std::ios::trunc) << "garbage";
+  EXPECT_EQ(cc.compile_cached("hello"), "olleh");
+  EXPECT_EQ(cc.calls, 2);
+  EXPECT_EQ(cc.compile_cached("hello"), "olleh");  // rewritten: a hit again
+  EXPECT_EQ(cc.calls, 2);
+}
+
+TEST(CompileCache, RealCompilerRoundTrip) {
+  TempCacheDir tmp;
+  Context ctx{{"CACHELEVEL", 2}};
+  Compiled& cpu = Device::get("CPU");
+  std::string a = cpu.compiler().compile_cached(kAdd);
+  EXPECT_EQ(tmp.files(), 1u);
+  std::string b = cpu.compiler().compile_cached(kAdd);
+  EXPECT_EQ(a, b);
+  auto prg = cpu.program("add", b);
+  std::vector<float> x{1, 2}, y{3, 4}, z(2);
+  (*prg)({z.data(), x.data(), y.data()}, {}, {2}, {}, false);
+  EXPECT_EQ(z, (std::vector<float>{4, 6}));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Thread pool
+// ---------------------------------------------------------------------------------------------------
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 2, 7, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; i++) hits[static_cast<size_t>(i)]++;
+      });
+      for (int64_t i = 0; i < n; i++) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << threads << " " << n << " " << i;
+    }
+  }
+}
+
+TEST(ThreadPool, PropagatesExceptions) {
+  ThreadPool pool(4);
+  for (int64_t bad : {0, 99}) {  // from the caller's chunk and from a worker's
+    EXPECT_THROW(pool.parallel_for(100, [&](int64_t b, int64_t e) {
+      if (b <= bad && bad < e) throw std::runtime_error("boom");
+    }), std::runtime_error);
+  }
+  std::atomic<int64_t> sum{0};  // still usable afterwards
+  pool.parallel_for(100, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; i++) sum += i; });
+  EXPECT_EQ(sum.load(), 4950);
+}
+
+TEST(ThreadPool, NestedCallsRunSerially) {
+  ThreadPool pool(3);
+  std::atomic<int> total{0};
+  pool.parallel_for(6, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i++)
+      parallel_for(10, [&](int64_t bb, int64_t ee) { total += static_cast<int>(ee - bb); });
+  });
+  EXPECT_EQ(total.load(), 60);
+}
+
+TEST(ThreadPool, GlobalPoolSize) { EXPECT_GE(ThreadPool::global().size(), 1); }
