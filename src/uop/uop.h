@@ -42,7 +42,7 @@ using Arg = std::variant<std::monostate, int64_t, double, std::string, ReduceArg
 bool arg_equal(const Arg& a, const Arg& b);
 std::string arg_str(const Arg& a);
 
-struct UOp {
+struct UOp : std::enable_shared_from_this<UOp> {
   const Ops op;
   const DType dtype;
   const std::vector<UOpPtr> src;

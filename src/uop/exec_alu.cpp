@@ -1,0 +1,120 @@
+#include "uop/exec_alu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "tg/error.h"
+
+namespace tg {
+
+// Truncates an integer to the width and signedness of `dt`, as storing it in that C type would.
+static int64_t wrap(int64_t v, DType dt) {
+  switch (dt.scalar) {
+    case Scalar::Bool: return v != 0;
+    case Scalar::Int8: return static_cast<int8_t>(v);
+    case Scalar::UInt8: return static_cast<uint8_t>(v);
+    case Scalar::Int16: return static_cast<int16_t>(v);
+    case Scalar::UInt16: return static_cast<uint16_t>(v);
+    case Scalar::Int32: return static_cast<int32_t>(v);
+    case Scalar::UInt32: return static_cast<uint32_t>(v);
+    default: return v;
+  }
+}
+
+static double round_float(double v, DType dt) {
+  if (dt.scalar == Scalar::Float32) return static_cast<float>(v);
+  if (dt.scalar == Scalar::Float16) return half_to_float(float_to_half(static_cast<float>(v)));
+  return v;
+}
+
+Value const_to_value(const UOp& c) {
+  Value v;
+  if (c.dtype.is_float()) v.f = c.const_value();
+  else v.i = c.const_int();
+  return v;
+}
+
+UOpPtr value_to_const(DType dt, Value v) {
+  return dt.is_float() ? UOp::make(Ops::CONST, dt, {}, round_float(v.f, dt)) : UOp::make(Ops::CONST, dt, {}, wrap(v.i, dt));
+}
+
+Value cast_value(Value v, DType from, DType to) {
+  Value r;
+  if (to.is_float()) {
+    if (from.is_float()) r.f = v.f;
+    else r.f = from.is_unsigned() ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i);
+    r.f = round_float(r.f, to);
+  } else if (to.is_bool()) {
+    r.i = from.is_float() ? (v.f != 0) : (v.i != 0);
+  } else if (from.is_float()) {
+    // C leaves out-of-range float->int undefined; we saturate, then wrap to the width (as x86 mostly does).
+    double t = std::trunc(v.f);
+    if (std::isnan(t)) t = 0;
+    if (to.is_unsigned() && to.scalar == Scalar::UInt64) r.i = static_cast<int64_t>(static_cast<uint64_t>(std::clamp(t, 0.0, 1.8446744073709550e19)));
+    else r.i = wrap(static_cast<int64_t>(std::clamp(t, -9.2233720368547758e18, 9.2233720368547748e18)), to);
+  } else {
+    r.i = wrap(v.i, to);
+  }
+  return r;
+}
+
+Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
+  Value r;
+  if (sdt.is_float()) {
+    double a = s[0].f, b = s.size() > 1 ? s[1].f : 0;
+    switch (op) {
+      case Ops::NEG: r.f = -a; break;
+      case Ops::EXP2: r.f = std::exp2(a); break;
+      case Ops::LOG2: r.f = std::log2(a); break;
+      case Ops::SIN: r.f = std::sin(a); break;
+      case Ops::SQRT: r.f = std::sqrt(a); break;
+      case Ops::RECIP: r.f = 1.0 / a; break;
+      case Ops::ADD: r.f = a + b; break;
+      case Ops::MUL: r.f = a * b; break;
+      case Ops::MAX: r.f = (a > b || std::isnan(a)) ? a : b; break;
+      case Ops::CMPLT: r.i = a < b; return r;
+      case Ops::CMPNE: r.i = a != b; return r;
+      case Ops::WHERE: r.f = s[0].i ? s[1].f : s[2].f; break;
+      default: TG_ASSERT(false, "exec_alu: ", op_name(op), " on ", sdt.name());
+    }
+    r.f = round_float(r.f, dt);
+    return r;
+  }
+  if (op == Ops::WHERE) {  // condition is bool; the value dtype is dt
+    if (dt.is_float()) r.f = s[0].i ? s[1].f : s[2].f;
+    else r.i = s[0].i ? s[1].i : s[2].i;
+    return r;
+  }
+  bool u = sdt.is_unsigned();
+  uint64_t ua = static_cast<uint64_t>(s[0].i), ub = s.size() > 1 ? static_cast<uint64_t>(s[1].i) : 0;
+  int64_t a = s[0].i, b = s.size() > 1 ? s[1].i : 0;
+  switch (op) {
+    case Ops::NEG: r.i = static_cast<int64_t>(0 - ua); break;
+    case Ops::ADD: r.i = static_cast<int64_t>(ua + ub); break;
+    case Ops::MUL: r.i = static_cast<int64_t>(ua * ub); break;
+    case Ops::IDIV:
+      if (b == 0) r.i = 0;  // C: undefined; we never fold it into a trap
+      else if (u) r.i = static_cast<int64_t>(ua / ub);
+      else r.i = (a == INT64_MIN && b == -1) ? a : a / b;
+      break;
+    case Ops::MOD:
+      if (b == 0) r.i = 0;
+      else if (u) r.i = static_cast<int64_t>(ua % ub);
+      else r.i = (b == -1) ? 0 : a % b;
+      break;
+    case Ops::MAX: r.i = u ? static_cast<int64_t>(std::max(ua, ub)) : std::max(a, b); break;
+    case Ops::CMPLT: r.i = u ? ua < ub : a < b; return r;
+    case Ops::CMPNE: r.i = a != b; return r;
+    case Ops::XOR: r.i = a ^ b; break;
+    case Ops::OR: r.i = a | b; break;
+    case Ops::AND: r.i = a & b; break;
+    case Ops::SHL: r.i = static_cast<int64_t>(ua << (ub & 63)); break;
+    case Ops::SHR: r.i = u ? static_cast<int64_t>(ua >> (ub & 63)) : a >> (ub & 63); break;
+    default: TG_ASSERT(false, "exec_alu: ", op_name(op), " on ", sdt.name());
+  }
+  r.i = wrap(r.i, dt);
+  return r;
+}
+
+}  // namespace tg

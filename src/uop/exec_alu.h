@@ -1,0 +1,22 @@
+// Evaluates one ALU op on constant operands with the exact semantics of the generated C code
+// (integer wrap-around at the dtype's width, C division/modulo, IEEE floats). Used by constant folding
+// and by the INTERP backend, so that both agree with compiled kernels.
+#pragma once
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace tg {
+
+// A value of any scalar dtype: ints and bools in i (bit pattern of the dtype), floats in f.
+struct Value {
+  int64_t i = 0;
+  double f = 0;
+};
+
+Value exec_alu(Ops op, DType dtype, const std::vector<Value>& srcs, DType src_dtype);
+Value cast_value(Value v, DType from, DType to);
+Value const_to_value(const UOp& c);
+UOpPtr value_to_const(DType dt, Value v);
+
+}  // namespace tg

@@ -1,0 +1,271 @@
+#include "uop/uop.h"
+
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tg/error.h"
+#include "tg/helpers.h"
+
+namespace tg {
+
+bool arg_equal(const Arg& a, const Arg& b) {
+  if (a.index() != b.index()) return false;
+  if (auto* x = std::get_if<std::shared_ptr<const ArgObject>>(&a)) {
+    auto& y = std::get<std::shared_ptr<const ArgObject>>(b);
+    return *x == y || (*x && y && (*x)->equals(*y));
+  }
+  if (auto* x = std::get_if<double>(&a)) {  // bitwise, so that NaN == NaN and -0.0 != 0.0
+    double y = std::get<double>(b);
+    return std::memcmp(x, &y, sizeof y) == 0;
+  }
+  return a == b;
+}
+
+static uint64_t arg_hash(const Arg& a) {
+  uint64_t h = a.index();
+  std::visit([&](const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, int64_t>) h = hash_combine(h, static_cast<uint64_t>(v));
+    else if constexpr (std::is_same_v<T, double>) { uint64_t bits; std::memcpy(&bits, &v, 8); h = hash_combine(h, bits); }
+    else if constexpr (std::is_same_v<T, std::string>) h = fnv1a(v, h);
+    else if constexpr (std::is_same_v<T, ReduceArg>) {
+      h = hash_combine(h, static_cast<uint64_t>(v.op));
+      for (int ax : v.axes) h = hash_combine(h, static_cast<uint64_t>(ax));
+    } else if constexpr (std::is_same_v<T, VarArg>) {
+      h = hash_combine(fnv1a(v.name, h), hash_combine(static_cast<uint64_t>(v.min), static_cast<uint64_t>(v.max)));
+    } else if constexpr (std::is_same_v<T, std::shared_ptr<const ArgObject>>) { if (v) h = hash_combine(h, v->hash()); }
+  }, a);
+  return h;
+}
+
+std::string arg_str(const Arg& a) {
+  return std::visit([](const auto& v) -> std::string {
+    using T = std::decay_t<decltype(v)>;
+    std::ostringstream os;
+    if constexpr (std::is_same_v<T, std::monostate>) return "";
+    else if constexpr (std::is_same_v<T, int64_t>) os << v;
+    else if constexpr (std::is_same_v<T, double>) os << v;
+    else if constexpr (std::is_same_v<T, std::string>) os << '"' << v << '"';
+    else if constexpr (std::is_same_v<T, ReduceArg>) {
+      os << op_name(v.op) << " axes=(";
+      for (size_t i = 0; i < v.axes.size(); i++) os << (i ? "," : "") << v.axes[i];
+      os << ")";
+    } else if constexpr (std::is_same_v<T, VarArg>) os << v.name << "[" << v.min << "," << v.max << "]";
+    else if constexpr (std::is_same_v<T, std::shared_ptr<const ArgObject>>) os << (v ? v->str() : "null");
+    return os.str();
+  }, a);
+}
+
+// ---- bounds ---------------------------------------------------------------------------------------
+
+static int64_t sat(__int128 v) {
+  constexpr int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  return v < lo ? lo : v > hi ? hi : static_cast<int64_t>(v);
+}
+
+// Bounds of an integer or bool node from its sources, as tinygrad's _min_max. Conservative: full range.
+static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<UOpPtr>& s, const Arg& arg) {
+  int64_t dlo = dt.is_bool() ? 0 : sat(static_cast<__int128>(dt.min())), dhi = dt.is_bool() ? 1 : sat(static_cast<__int128>(dt.max()));
+  if (dt.is_float() || dt.ptr || dt.count > 1) return {dlo, dhi};
+  auto clamp = [&](__int128 lo, __int128 hi) { return std::pair{std::max<int64_t>(sat(lo), dlo), std::min<int64_t>(sat(hi), dhi)}; };
+  switch (op) {
+    case Ops::CONST: { int64_t v = std::get<int64_t>(arg); return {v, v}; }
+    case Ops::RANGE: return {s[0]->vmin, s[1]->vmax - 1};
+    case Ops::SPECIAL: case Ops::DEFINE_VAR: { auto& v = std::get<VarArg>(arg); return {v.min, v.max}; }
+    case Ops::ADD: return clamp(static_cast<__int128>(s[0]->vmin) + s[1]->vmin, static_cast<__int128>(s[0]->vmax) + s[1]->vmax);
+    case Ops::MUL: {
+      __int128 c[4] = {static_cast<__int128>(s[0]->vmin) * s[1]->vmin, static_cast<__int128>(s[0]->vmin) * s[1]->vmax,
+                       static_cast<__int128>(s[0]->vmax) * s[1]->vmin, static_cast<__int128>(s[0]->vmax) * s[1]->vmax};
+      return clamp(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
+    }
+    case Ops::NEG: return clamp(-static_cast<__int128>(s[0]->vmax), -static_cast<__int128>(s[0]->vmin));
+    case Ops::MAX: return {std::max(s[0]->vmin, s[1]->vmin), std::max(s[0]->vmax, s[1]->vmax)};
+    case Ops::IDIV:
+      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0 && s[0]->vmin >= 0)
+        return {s[0]->vmin / s[1]->vmin, s[0]->vmax / s[1]->vmin};
+      break;
+    case Ops::MOD:
+      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0 && s[0]->vmin >= 0)
+        return {0, std::min(s[0]->vmax, s[1]->vmin - 1)};
+      break;
+    case Ops::CMPLT:
+      if (s[0]->vmax < s[1]->vmin) return {1, 1};
+      if (s[0]->vmin >= s[1]->vmax) return {0, 0};
+      return {0, 1};
+    case Ops::CMPNE:
+      if (s[0]->vmax < s[1]->vmin || s[0]->vmin > s[1]->vmax) return {1, 1};
+      if (s[0]->vmin == s[0]->vmax && s[1]->vmin == s[1]->vmax && s[0]->vmin == s[1]->vmin) return {0, 0};
+      return {0, 1};
+    case Ops::AND:
+      if (dt.is_bool()) return {s[0]->vmin & s[1]->vmin, s[0]->vmax & s[1]->vmax};
+      if (s[0]->vmin >= 0 && s[1]->vmin >= 0) return {0, std::min(s[0]->vmax, s[1]->vmax)};
+      break;
+    case Ops::OR:
+      if (dt.is_bool()) return {s[0]->vmin | s[1]->vmin, s[0]->vmax | s[1]->vmax};
+      break;
+    case Ops::WHERE: return {std::min(s[1]->vmin, s[2]->vmin), std::max(s[1]->vmax, s[2]->vmax)};
+    case Ops::CAST:
+      if (!s[0]->dtype.is_float()) return clamp(s[0]->vmin, s[0]->vmax);
+      break;
+    default: break;
+  }
+  return {dlo, dhi};
+}
+
+// ---- hash-consing ---------------------------------------------------------------------------------
+
+namespace {
+struct Interner {
+  std::mutex mu;
+  std::unordered_multimap<uint64_t, std::weak_ptr<const UOp>> table;
+};
+Interner& interner() {
+  static Interner* in = new Interner();  // never destroyed: UOps may outlive static destruction order
+  return *in;
+}
+}  // namespace
+
+UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, uint64_t hash_)
+    : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), hash(hash_) {
+  auto [lo, hi] = min_max(op, dtype, src, arg);
+  vmin = lo;
+  vmax = hi;
+}
+
+UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
+  uint64_t h = hash_combine(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar) << 16 | dtype.count << 8 | dtype.ptr);
+  for (auto& s : src) {
+    TG_ASSERT(s != nullptr, "null source of ", op_name(op));
+    h = hash_combine(h, s->hash);
+  }
+  h = hash_combine(h, arg_hash(arg));
+  Interner& in = interner();
+  std::lock_guard<std::mutex> lock(in.mu);
+  auto [b, e] = in.table.equal_range(h);
+  for (auto it = b; it != e; ++it) {
+    UOpPtr u = it->second.lock();
+    if (u && u->op == op && u->dtype == dtype && u->src == src && arg_equal(u->arg, arg)) return u;
+  }
+  // The deleter removes the table entry before the node (and, through it, its sources) is destroyed.
+  UOp* raw = new UOp(op, dtype, std::move(src), std::move(arg), h);
+  UOpPtr u(raw, [](const UOp* p) {
+    {
+      Interner& in = interner();
+      std::lock_guard<std::mutex> lock(in.mu);
+      auto [b, e] = in.table.equal_range(p->hash);
+      for (auto it = b; it != e; ++it)
+        if (it->second.expired()) { in.table.erase(it); break; }
+    }
+    delete p;
+  });
+  in.table.emplace(h, u);
+  return u;
+}
+
+UOpPtr UOp::cnst(DType dt, double v) {
+  if (dt.is_float()) return make(Ops::CONST, dt, {}, v);
+  if (dt.is_bool()) return make(Ops::CONST, dt, {}, static_cast<int64_t>(v != 0));
+  if (std::isnan(v)) v = 0;
+  return make(Ops::CONST, dt, {}, static_cast<int64_t>(std::clamp(v, -9.2e18, 9.2e18)));
+}
+UOpPtr UOp::cnst_int(DType dt, int64_t v) {
+  if (dt.is_float()) return make(Ops::CONST, dt, {}, static_cast<double>(v));
+  if (dt.is_bool()) v = v != 0;
+  return make(Ops::CONST, dt, {}, v);
+}
+
+bool UOp::is_const(int64_t v) const {
+  if (op != Ops::CONST) return false;
+  if (auto* i = std::get_if<int64_t>(&arg)) return *i == v;
+  return std::get<double>(arg) == static_cast<double>(v);
+}
+double UOp::const_value() const {
+  TG_ASSERT(op == Ops::CONST);
+  if (auto* i = std::get_if<int64_t>(&arg)) return dtype.is_unsigned() ? static_cast<double>(static_cast<uint64_t>(*i)) : static_cast<double>(*i);
+  return std::get<double>(arg);
+}
+int64_t UOp::const_int() const {
+  TG_ASSERT(op == Ops::CONST);
+  if (auto* i = std::get_if<int64_t>(&arg)) return *i;
+  return static_cast<int64_t>(std::get<double>(arg));
+}
+
+UOpPtr UOp::self() const { return shared_from_this(); }
+
+static DType alu_dtype(Ops op, DType a) { return (op == Ops::CMPLT || op == Ops::CMPNE) ? dtypes::bool_.vec(a.count) : a; }
+
+UOpPtr UOp::alu(Ops o, const UOpPtr& b) const {
+  TG_ASSERT(b->dtype.base() == dtype.base() || o == Ops::SHL || o == Ops::SHR, op_name(o), " of ", dtype.name(), " and ", b->dtype.name());
+  return make(o, alu_dtype(o, dtype), {self(), b});
+}
+UOpPtr UOp::alu(Ops o, const UOpPtr& b, const UOpPtr& c) const { return make(o, b->dtype, {self(), b, c}); }
+UOpPtr UOp::unary(Ops o) const { return make(o, dtype, {self()}); }
+UOpPtr UOp::add(int64_t b) const { return add(cnst_int(dtype, b)); }
+UOpPtr UOp::mul(int64_t b) const { return mul(cnst_int(dtype, b)); }
+UOpPtr UOp::idiv(int64_t b) const { return alu(Ops::IDIV, cnst_int(dtype, b)); }
+UOpPtr UOp::mod(int64_t b) const { return alu(Ops::MOD, cnst_int(dtype, b)); }
+UOpPtr UOp::lt(int64_t b) const { return alu(Ops::CMPLT, cnst_int(dtype, b)); }
+UOpPtr UOp::ge(int64_t b) const { return lt(b)->alu(Ops::CMPNE, cnst_int(dtypes::bool_, 1)); }
+UOpPtr UOp::where(const UOpPtr& t, const UOpPtr& f) const { return alu(Ops::WHERE, t, f); }
+UOpPtr UOp::cast(DType d) const { return d == dtype ? self() : make(Ops::CAST, d, {self()}); }
+
+std::vector<UOpPtr> UOp::toposort() const {
+  std::vector<UOpPtr> out;
+  std::unordered_set<const UOp*> seen;
+  std::vector<std::pair<UOpPtr, size_t>> stack{{self(), 0}};
+  seen.insert(this);
+  while (!stack.empty()) {
+    auto& [u, i] = stack.back();
+    if (i < u->src.size()) {
+      const UOpPtr& s = u->src[i++];
+      if (seen.insert(s.get()).second) stack.emplace_back(s, 0);
+    } else {
+      out.push_back(u);
+      stack.pop_back();
+    }
+  }
+  return out;
+}
+
+std::string UOp::str() const {
+  std::ostringstream os;
+  os << op_name(op) << "(" << dtype.name();
+  std::string a = arg_str(arg);
+  if (!a.empty()) os << ", " << a;
+  for (auto& s : src) os << ", " << s->str();
+  os << ")";
+  return os.str();
+}
+
+std::string render_expr(const UOpPtr& u) {
+  static const std::unordered_map<int, const char*> infix = {
+      {static_cast<int>(Ops::ADD), "+"}, {static_cast<int>(Ops::MUL), "*"}, {static_cast<int>(Ops::IDIV), "/"},
+      {static_cast<int>(Ops::MOD), "%"}, {static_cast<int>(Ops::CMPLT), "<"}, {static_cast<int>(Ops::CMPNE), "!="},
+      {static_cast<int>(Ops::AND), "&"}, {static_cast<int>(Ops::OR), "|"}, {static_cast<int>(Ops::XOR), "^"}};
+  switch (u->op) {
+    case Ops::CONST: {
+      if (u->dtype.is_bool()) return u->const_int() ? "true" : "false";
+      std::ostringstream os;
+      os << u->const_value();
+      return os.str();
+    }
+    case Ops::RANGE: return "ridx" + std::to_string(std::get<int64_t>(u->arg));
+    case Ops::SPECIAL: case Ops::DEFINE_VAR: return std::get<VarArg>(u->arg).name;
+    case Ops::WHERE: return "(" + render_expr(u->src[0]) + "?" + render_expr(u->src[1]) + ":" + render_expr(u->src[2]) + ")";
+    case Ops::NEG: return "(-" + render_expr(u->src[0]) + ")";
+    case Ops::MAX: return "max(" + render_expr(u->src[0]) + "," + render_expr(u->src[1]) + ")";
+    case Ops::CAST: return "(" + u->dtype.name() + ")" + render_expr(u->src[0]);
+    default: break;
+  }
+  if (auto it = infix.find(static_cast<int>(u->op)); it != infix.end())
+    return "(" + render_expr(u->src[0]) + it->second + render_expr(u->src[1]) + ")";
+  return u->str();
+}
+
+}  // namespace tg
