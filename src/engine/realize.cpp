@@ -1,0 +1,242 @@
+#include "engine/realize.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "codegen/kernel.h"
+#include "tg/error.h"
+#include "tg/helpers.h"
+
+namespace tg {
+
+// ---- runners --------------------------------------------------------------------------------------
+
+static void print_stats(const Runner& r, double et, int64_t count_before) {
+  if (DEBUG < 2) return;
+  double t = et > 0 ? et : 1e-9;
+  std::printf("*** %-7s %4lld %-34s arg %2zu mem %6.2f GB tm %9.2fus/%9.2fms (%9.2f GFLOPS %6.1f GB/s)\n",
+              r.device.c_str(), static_cast<long long>(count_before), r.display_name.c_str(), size_t{0},
+              static_cast<double>(GlobalCounters::mem_used) / 1e9, et * 1e6, GlobalCounters::time_sum_s * 1e3,
+              static_cast<double>(r.op_estimate) / t / 1e9, static_cast<double>(r.mem_estimate) / t / 1e9);
+}
+
+double CompiledRunner::exec(const std::vector<Buffer*>& bufs, bool wait) {
+  std::vector<void*> ptrs;
+  ptrs.reserve(bufs.size());
+  for (Buffer* b : bufs) ptrs.push_back(b->ptr());
+  return (*program)(ptrs, {}, kernel.global_size, kernel.local_size, wait);
+}
+
+double BufferCopy::exec(const std::vector<Buffer*>& bufs, bool wait) {
+  Buffer& dest = *bufs[0];
+  Buffer& src = *bufs[1];
+  TG_ASSERT(dest.size == src.size && dest.dtype == src.dtype, "buffer copy mismatch");
+  double st = now_s();
+  Compiled& sd = Device::get(src.device);
+  if (void* host = sd.allocator().host_ptr(src.ptr())) dest.copyin(host);
+  else {
+    std::vector<uint8_t> tmp(src.nbytes());
+    src.copyout(tmp.data());
+    dest.copyin(tmp.data());
+  }
+  if (!wait) return 0;
+  Device::get(dest.device).synchronize();
+  return now_s() - st;
+}
+
+namespace {
+struct MethodCache {
+  std::mutex mu;
+  std::map<std::pair<std::string, const UOp*>, std::pair<UOpPtr, std::shared_ptr<CompiledRunner>>> runners;
+  std::map<std::string, int> name_counts;  // "r_4" seen twice -> the second is "r_4n1"
+};
+MethodCache& method_cache() {
+  static MethodCache* c = new MethodCache();  // outlives static destruction: runners hold device programs
+  return *c;
+}
+
+template <class F> auto timed_stage(const char* stage, const std::string& name, F&& f) {
+  double st = now_s();
+  auto r = f();
+  if (DEBUG >= 3) std::printf("  %-10s %-24s %8.2f ms\n", stage, name.c_str(), (now_s() - st) * 1e3);
+  return r;
+}
+}  // namespace
+
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast) {
+  MethodCache& mc = method_cache();
+  {
+    std::lock_guard<std::mutex> lock(mc.mu);
+    if (auto it = mc.runners.find({device, ast.get()}); it != mc.runners.end()) return it->second.second;
+  }
+  Compiled& dev = Device::get(device);
+  const Renderer& ren = dev.renderer();
+  if (DEBUG >= 5) std::printf("%s\n", ast->str().c_str());
+  Kernel k(ast, ren);
+  std::string name = k.name();
+  {
+    std::lock_guard<std::mutex> lock(mc.mu);
+    int n = mc.name_counts[name]++;
+    if (n) name += "n" + std::to_string(n);
+  }
+  auto uops = timed_stage("linearize", name, [&] { return k.linearize(); });
+  if (DEBUG >= 5)
+    for (size_t i = 0; i < uops.size(); i++) std::printf("%4zu %-14s %-10s %s\n", i, op_name(uops[i]->op), uops[i]->dtype.name().c_str(), arg_str(uops[i]->arg).c_str());
+  auto runner = std::make_shared<CompiledRunner>();
+  runner->kernel = timed_stage("render", name, [&] { return ren.render(name, uops); });
+  if (DEBUG >= 4) std::printf("%s\n", runner->kernel.src.c_str());
+  std::string lib = timed_stage("compile", name, [&] { return dev.compiler().compile_cached(runner->kernel.src); });
+  runner->program = dev.program(name, lib);
+  runner->display_name = name;
+  runner->device = device;
+  runner->op_estimate = k.estimate_ops();
+  runner->mem_estimate = k.estimate_mem();
+  runner->program->set_work_hint(runner->op_estimate);
+  std::lock_guard<std::mutex> lock(mc.mu);
+  return mc.runners.emplace(std::make_pair(device, ast.get()), std::make_pair(ast, runner)).first->second.second;
+}
+
+// ---- the command queue ----------------------------------------------------------------------------
+
+std::vector<QueueItem>& CommandQueue::queue(const std::string& device) {
+  for (auto& [d, q] : q_)
+    if (d == device) return q;
+  return q_.emplace_back(device, std::vector<QueueItem>{}).second;
+}
+
+CommandQueue::CommandQueue(std::vector<ScheduleItem> schedule) {
+  auto add_sync_item = [&](const std::string& device) {
+    auto& q = queue(device);
+    if (!q.empty())
+      if (auto* s = std::get_if<std::shared_ptr<SyncItem>>(&q.back())) return *s;
+    auto s = std::make_shared<SyncItem>(SyncItem{device, 0});
+    q.emplace_back(s);
+    return s;
+  };
+  auto add_wait_item = [&](const std::string& device, const std::shared_ptr<SyncItem>& sync) {
+    auto& q = queue(device);
+    // a wait right after another wait on the same device is replaced by the newer one
+    if (!q.empty())
+      if (auto* w = std::get_if<WaitItem>(&q.back()); w && w->sync->device == sync->device) {
+        auto old = w->sync;
+        q.pop_back();
+        if (--old->waiters == 0) {
+          auto& sq = queue(old->device);
+          sq.erase(std::find_if(sq.begin(), sq.end(), [&](const QueueItem& it) {
+            auto* s = std::get_if<std::shared_ptr<SyncItem>>(&it);
+            return s && *s == old;
+          }));
+        }
+      }
+    for (auto& it : q)
+      if (auto* w = std::get_if<WaitItem>(&it); w && w->sync == sync) return;
+    sync->waiters++;
+    q.emplace_back(WaitItem{sync});
+  };
+  for (auto& si : schedule) {
+    std::string device = si.outputs[0]->device;
+    if (si.ast->op == Ops::COPY) {
+      add_wait_item(device, add_sync_item(si.bufs[1]->device));
+      queue(device).emplace_back(CopyItem{std::move(si)});
+      continue;
+    }
+    queue(device).emplace_back(std::move(si));
+  }
+}
+
+static void finish(ScheduleItem& si) {
+  for (auto& o : si.outputs) o->mark_realized();
+}
+
+static void exec_item(ScheduleItem& si) {
+  std::vector<Buffer*> bufs;
+  for (auto& b : si.bufs) {
+    if (!b->is_allocated()) b->allocate();
+    bufs.push_back(b.get());
+  }
+  if (si.is_kernel()) {
+    auto runner = get_runner(si.outputs[0]->device, si.ast);
+    bool wait = DEBUG >= 2;
+    int64_t count = GlobalCounters::kernel_count;
+    double et = runner->exec(bufs, wait);
+    GlobalCounters::kernel_count++;
+    GlobalCounters::global_ops += runner->op_estimate;
+    GlobalCounters::global_mem += runner->mem_estimate;
+    GlobalCounters::time_sum_s += et;
+    print_stats(*runner, et, count);
+  } else if (si.ast->op == Ops::COPY) {
+    BufferCopy copy;
+    copy.device = bufs[0]->device;
+    size_t nb = bufs[0]->nbytes();
+    copy.display_name = "copy " + std::to_string(nb) + ", " + bufs[0]->device + " <- " + bufs[1]->device;
+    copy.mem_estimate = static_cast<int64_t>(nb);
+    double et = copy.exec(bufs, DEBUG >= 2);
+    print_stats(copy, et, GlobalCounters::kernel_count);
+  }
+  finish(si);
+}
+
+void CommandQueue::operator()(std::vector<std::string>* trace) {
+  std::map<std::string, std::deque<QueueItem>> q;
+  std::deque<std::string> active;
+  for (auto& [d, items] : q_) {
+    q[d] = std::deque<QueueItem>(items.begin(), items.end());
+    active.push_back(d);
+  }
+  std::map<SyncItem*, std::vector<std::string>> waiting;
+  std::unordered_set<SyncItem*> seen;
+  auto log = [&](const std::string& d, const char* kind) { if (trace) trace->push_back(d + ": " + kind); };
+  while (!active.empty()) {
+    std::string device = active.front();
+    active.pop_front();
+    auto& dq = q[device];
+    if (dq.empty()) continue;
+    QueueItem it = std::move(dq.front());
+    dq.pop_front();
+    if (auto* s = std::get_if<std::shared_ptr<SyncItem>>(&it)) {
+      // sync only when no other queue can make progress first
+      bool only_syncs = std::all_of(active.begin(), active.end(), [&](const std::string& d) {
+        return q[d].empty() || std::holds_alternative<std::shared_ptr<SyncItem>>(q[d].front());
+      });
+      if (only_syncs) {
+        Device::get(device).synchronize();
+        log(device, "SYNC");
+        if (auto w = waiting.find(s->get()); w != waiting.end()) {
+          for (auto& d : w->second) active.push_back(d);
+          w->second.clear();
+        }
+        seen.insert(s->get());
+      } else {
+        dq.push_front(std::move(it));
+      }
+    } else if (auto* w = std::get_if<WaitItem>(&it)) {
+      if (!seen.count(w->sync.get())) {
+        waiting[w->sync.get()].push_back(device);
+        log(device, "WAIT");
+        continue;
+      }
+      log(device, "WAIT");
+    } else if (auto* c = std::get_if<CopyItem>(&it)) {
+      exec_item(c->si);
+      log(device, "COPY");
+    } else {
+      auto& si = std::get<ScheduleItem>(it);
+      exec_item(si);
+      log(device, si.is_kernel() ? "KERNEL" : op_name(si.ast->op));
+    }
+    active.push_back(device);
+  }
+  for (auto& [d, dq] : q) TG_ASSERT(dq.empty(), "command queue for ", d, " did not drain");
+}
+
+void run_schedule(std::vector<ScheduleItem> schedule) {
+  CommandQueue queue(std::move(schedule));
+  queue();
+}
+
+}  // namespace tg

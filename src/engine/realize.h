@@ -1,0 +1,61 @@
+// Lowering ScheduleItems to runners and running them through per-device CommandQueues (seeds 000, 004).
+//
+// A kernel ScheduleItem becomes a CompiledRunner: Kernel -> linearize -> render -> compile -> load,
+// cached by (device, AST) so the same kernel is built once per process (and compiled once per machine,
+// through the compiler's disk cache). COPY becomes a BufferCopy. run_schedule() puts the items on
+// per-device queues with SyncItem/WaitItem between devices and runs them round-robin, never ahead of
+// a dependency, always in the same order.
+#pragma once
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/schedule.h"
+#include "renderer/renderer.h"
+#include "runtime/device.h"
+
+namespace tg {
+
+struct Runner {
+  virtual ~Runner() = default;
+  // Runs on bufs (outputs first); returns seconds when `wait`, else 0.
+  virtual double exec(const std::vector<Buffer*>& bufs, bool wait) = 0;
+  std::string display_name, device;
+  int64_t op_estimate = 0, mem_estimate = 0;
+};
+
+struct CompiledRunner final : Runner {
+  RenderedKernel kernel;
+  std::unique_ptr<Program> program;
+  double exec(const std::vector<Buffer*>& bufs, bool wait) override;
+};
+
+struct BufferCopy final : Runner {
+  double exec(const std::vector<Buffer*>& bufs, bool wait) override;
+};
+
+// The compiled runner for a kernel AST on `device` (from the method cache when seen before).
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast);
+
+// What run_schedule puts on the queues.
+struct SyncItem { std::string device; int waiters = 0; };
+struct WaitItem { std::shared_ptr<SyncItem> sync; };
+struct CopyItem { ScheduleItem si; };
+using QueueItem = std::variant<ScheduleItem, CopyItem, std::shared_ptr<SyncItem>, WaitItem>;
+
+class CommandQueue {
+ public:
+  explicit CommandQueue(std::vector<ScheduleItem> schedule);
+  // The queue of each device, in the order the items were added (for tests and GRAPH).
+  const std::vector<std::pair<std::string, std::vector<QueueItem>>>& queues() const { return q_; }
+  // Runs everything. `trace`, when given, receives "DEVICE: KIND" per executed item, in order.
+  void operator()(std::vector<std::string>* trace = nullptr);
+ private:
+  std::vector<QueueItem>& queue(const std::string& device);
+  std::vector<std::pair<std::string, std::vector<QueueItem>>> q_;
+};
+
+void run_schedule(std::vector<ScheduleItem> schedule);
+
+}  // namespace tg

@@ -1,0 +1,30 @@
+// create_schedule: decides which LazyBuffers are realized and cuts the graph into ScheduleItems.
+//
+// The realize rules are seed 002's: the outputs; COPY sources; loads (EMPTY, COPY, CONTIGUOUS); the
+// base of a view that expands it (unless it is a simple pad); forced realizes. Beyond those, a reduce is
+// realized when it cannot fuse into its consumer (it has several consumers, its consumer already
+// holds a reduce, or it is seen through a view that is not a plain reshape). Every other op fuses
+// into the kernel of the realized buffer that uses it: elementwise ops before, into and after reduces.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "lazy/lazybuffer.h"
+#include "uop/uop.h"
+
+namespace tg {
+
+struct ScheduleItem {
+  // A kernel: SINK(STORE(DEFINE_GLOBAL 0, VIEW, value)) over LOAD/CONST/ALU/REDUCE_AXIS. Or a
+  // single COPY / EMPTY node for buffer operations.
+  UOpPtr ast;
+  std::vector<std::shared_ptr<Buffer>> bufs;  // outputs first, then inputs in DEFINE_GLOBAL order
+  size_t n_outputs = 1;
+  std::vector<LBPtr> outputs;                 // the LazyBuffers this item realizes
+  bool is_kernel() const { return ast->op == Ops::SINK; }
+};
+
+// Schedule everything needed to realize `outs`, dependencies first. Already realized buffers are skipped.
+std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs);
+
+}  // namespace tg

@@ -1,0 +1,99 @@
+#include "lazy/lazybuffer.h"
+
+#include <algorithm>
+
+#include "tg/error.h"
+
+namespace tg {
+
+LazyBuffer::LazyBuffer(std::string device_, ShapeTracker st_, DType dtype_, LBPtr base)
+    : device(std::move(device_)), dtype(dtype_), st(std::move(st_)), base_(std::move(base)) {}
+
+LBPtr LazyBuffer::metaop(Ops op, const Shape& shape, DType dtype, const std::string& device, Arg arg, std::vector<LBPtr> srcs) {
+  auto lb = std::make_shared<LazyBuffer>(device, ShapeTracker::from_shape(shape), dtype, nullptr);
+  lb->op = op;
+  lb->arg = std::move(arg);
+  lb->srcs = std::move(srcs);
+  if (op != Ops::CONST) lb->buffer = std::make_shared<Buffer>(device, static_cast<size_t>(prod(shape)), dtype);
+  return lb;
+}
+
+LBPtr LazyBuffer::from_host(const void* data, const Shape& shape, DType dtype) {
+  LBPtr lb = metaop(Ops::EMPTY, shape, dtype, "EXT");
+  lb->buffer->allocate();
+  if (lb->buffer->size) lb->buffer->copyin(data);
+  return lb;
+}
+
+LBPtr LazyBuffer::cnst(double value, DType dtype, const std::string& device, const Shape& shape) {
+  Arg v = dtype.is_float() ? Arg{value} : Arg{UOp::cnst(dtype, value)->const_int()};
+  LBPtr c = metaop(Ops::CONST, {}, dtype, device, v);
+  Shape ones(shape.size(), 1);
+  return c->reshape(ones)->expand(shape);
+}
+
+LBPtr LazyBuffer::view(const ShapeTracker& new_st) const {
+  const LazyBuffer* b = base();
+  // a view that is exactly its base is the base
+  if (new_st.contiguous() && new_st.shape() == b->shape()) return base_ptr();
+  return std::make_shared<LazyBuffer>(device, new_st, dtype, base_ptr());
+}
+
+LBPtr LazyBuffer::e(Ops op, const std::vector<LBPtr>& others) const {
+  std::vector<LBPtr> srcs{std::const_pointer_cast<LazyBuffer>(shared_from_this())};
+  srcs.insert(srcs.end(), others.begin(), others.end());
+  for (auto& s : srcs) TG_ASSERT(s->shape() == shape(), op_name(op), " of mismatched shapes");
+  DType out = dtype;
+  if (op == Ops::CMPLT || op == Ops::CMPNE) out = dtypes::bool_;
+  if (op == Ops::WHERE) out = srcs[1]->dtype;
+  return metaop(op, shape(), out, device, {}, std::move(srcs));
+}
+
+LBPtr LazyBuffer::r(Ops op, const std::vector<int>& axes) const {
+  Shape out = shape();
+  std::vector<int> real_axes;
+  for (int a : axes)
+    if (out[a] != 1) { real_axes.push_back(a); out[a] = 1; }
+  if (real_axes.empty()) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  std::sort(real_axes.begin(), real_axes.end());
+  return metaop(Ops::REDUCE_AXIS, out, dtype, device, ReduceArg{op, real_axes},
+                {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
+}
+
+LBPtr LazyBuffer::cast(DType d, bool bitcast) const {
+  if (d == dtype && !bitcast) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  // casting a constant is a constant
+  if (!bitcast && is_unrealized_const() && st.views.size() <= 2) {
+    const LazyBuffer* b = base();
+    double v = b->dtype.is_float() ? std::get<double>(b->arg) : static_cast<double>(std::get<int64_t>(b->arg));
+    return cnst(v, d, device, shape());
+  }
+  return metaop(bitcast ? Ops::BITCAST : Ops::CAST, shape(), d, device, {}, {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
+}
+
+LBPtr LazyBuffer::copy_to_device(const std::string& dev) const {
+  if (dev == device) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  // the COPY source must be a contiguous buffer of its own; make it one if it is a view
+  LBPtr src = std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  if (is_view() || is_unrealized_const()) src = contiguous();
+  return metaop(Ops::COPY, shape(), dtype, dev, {}, {src});
+}
+
+LBPtr LazyBuffer::contiguous() const {
+  // already a whole contiguous buffer (perhaps reshaped): realize the base, no copy
+  if (!is_unrealized_const() && st.contiguous() && prod(shape()) == prod(base()->shape())) {
+    base()->forced_realize = true;
+    return std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  }
+  LBPtr r = metaop(Ops::CONTIGUOUS, shape(), dtype, device, {}, {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
+  return r;
+}
+
+LBPtr LazyBuffer::reshape(const Shape& s) const { return view(st.reshape(s)); }
+LBPtr LazyBuffer::permute(const std::vector<int>& o) const { return view(st.permute(o)); }
+LBPtr LazyBuffer::expand(const Shape& s) const { return view(st.expand(s)); }
+LBPtr LazyBuffer::pad(const std::vector<std::pair<int64_t, int64_t>>& a) const { return view(st.pad(a)); }
+LBPtr LazyBuffer::shrink(const std::vector<std::pair<int64_t, int64_t>>& a) const { return view(st.shrink(a)); }
+LBPtr LazyBuffer::flip(const std::vector<bool>& a) const { return view(st.flip(a)); }
+
+}  // namespace tg

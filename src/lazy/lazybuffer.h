@@ -1,0 +1,69 @@
+// LazyBuffer: the lazy graph. Nothing is computed when a LazyBuffer is built.
+//
+// A LazyBuffer is either concrete (an op with srcs, and a Buffer it will be realized into) or a view (a
+// base LazyBuffer seen through a ShapeTracker). base() is the buffer itself when concrete. Once the
+// scheduler has run its kernel, a concrete buffer drops its srcs and is realized() (seed 003): the next
+// schedule stops there.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+#include "shape/shapetracker.h"
+#include "uop/uop.h"
+
+namespace tg {
+
+class LazyBuffer;
+using LBPtr = std::shared_ptr<LazyBuffer>;
+
+class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
+ public:
+  // Concrete constructors
+  static LBPtr metaop(Ops op, const Shape& shape, DType dtype, const std::string& device, Arg arg = {},
+                      std::vector<LBPtr> srcs = {});
+  static LBPtr from_host(const void* data, const Shape& shape, DType dtype);  // realized, on "EXT"
+  static LBPtr cnst(double value, DType dtype, const std::string& device, const Shape& shape);  // CONST, expanded
+  LBPtr const_like(double value) const { return cnst(value, dtype, device, shape()); }
+
+  // Graph ops. Arguments are validated by the Tensor layer.
+  LBPtr e(Ops op, const std::vector<LBPtr>& others = {}) const;  // elementwise; srcs must share shape
+  LBPtr r(Ops op, const std::vector<int>& axes) const;            // reduce to size 1 along axes (keepdim)
+  LBPtr cast(DType dtype, bool bitcast = false) const;
+  LBPtr copy_to_device(const std::string& device) const;
+  LBPtr contiguous() const;
+  LBPtr reshape(const Shape& s) const;
+  LBPtr permute(const std::vector<int>& order) const;
+  LBPtr expand(const Shape& s) const;
+  LBPtr pad(const std::vector<std::pair<int64_t, int64_t>>& arg) const;
+  LBPtr shrink(const std::vector<std::pair<int64_t, int64_t>>& arg) const;
+  LBPtr flip(const std::vector<bool>& axes) const;
+
+  const Shape& shape() const { return st.shape(); }
+  bool is_view() const { return base_ != nullptr; }
+  LazyBuffer* base() { return base_ ? base_.get() : this; }
+  const LazyBuffer* base() const { return base_ ? base_.get() : this; }
+  LBPtr base_ptr() const { return base_ ? base_ : std::const_pointer_cast<LazyBuffer>(shared_from_this()); }
+  bool realized() const { return !base_ && buffer && buffer->is_allocated() && srcs.empty(); }
+  bool is_unrealized_const() const { return base()->op == Ops::CONST; }  // CONSTs are never realized
+  // Called by the scheduler once this buffer's kernel has run: drop the graph behind it.
+  void mark_realized() { srcs.clear(); }
+
+  const std::string device;
+  const DType dtype;
+  const ShapeTracker st;
+  // concrete only
+  Ops op = Ops::SINK;
+  Arg arg;
+  std::vector<LBPtr> srcs;
+  std::shared_ptr<Buffer> buffer;
+  mutable bool forced_realize = false;  // a scheduling hint set by contiguous(), not a value change
+
+  LazyBuffer(std::string device, ShapeTracker st, DType dtype, LBPtr base);
+ private:
+  LBPtr base_;  // set for views
+  LBPtr view(const ShapeTracker& st) const;
+};
+
+}  // namespace tg
