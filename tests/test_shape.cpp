@@ -1,0 +1,593 @@
+// Tests for View / ShapeTracker: hand-derived movement ops, reshape merging, and a randomized check of
+// the index expressions against movement ops applied to an explicit array of element ids.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+
+#include "shape/shapetracker.h"
+#include "uop/rewrite.h"
+
+using namespace tg;
+using Mask = std::vector<std::pair<int64_t, int64_t>>;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// A tiny integer evaluator for index UOps. Index inputs are RANGE / DEFINE_VAR nodes bound in `env`.
+// ---------------------------------------------------------------------------------------------------
+struct Evaluator {
+  std::vector<UOpPtr> order;  // topological
+  std::unordered_map<const UOp*, size_t> slot;
+  explicit Evaluator(const std::vector<UOpPtr>& roots) {
+    for (const UOpPtr& r : roots)
+      for (const UOpPtr& u : r->toposort())
+        if (slot.emplace(u.get(), order.size()).second) order.push_back(u);
+  }
+  std::vector<int64_t> run(const std::unordered_map<const UOp*, int64_t>& env) const {
+    std::vector<int64_t> v(order.size());
+    for (size_t i = 0; i < order.size(); i++) {
+      const UOp& u = *order[i];
+      auto s = [&](size_t k) { return v[slot.at(u.src[k].get())]; };
+      switch (u.op) {
+        case Ops::CONST: v[i] = u.const_int(); break;
+        case Ops::RANGE: case Ops::DEFINE_VAR: case Ops::SPECIAL: v[i] = env.at(&u); break;
+        case Ops::ADD: v[i] = s(0) + s(1); break;
+        case Ops::MUL: v[i] = s(0) * s(1); break;
+        case Ops::IDIV: v[i] = s(0) / s(1); break;  // C semantics
+        case Ops::MOD: v[i] = s(0) % s(1); break;
+        case Ops::MAX: v[i] = std::max(s(0), s(1)); break;
+        case Ops::NEG: v[i] = -s(0); break;
+        case Ops::CMPLT: v[i] = s(0) < s(1); break;
+        case Ops::CMPNE: v[i] = s(0) != s(1); break;
+        case Ops::AND: v[i] = s(0) & s(1); break;
+        case Ops::OR: v[i] = s(0) | s(1); break;
+        case Ops::XOR: v[i] = s(0) ^ s(1); break;
+        case Ops::SHL: v[i] = s(0) << s(1); break;
+        case Ops::SHR: v[i] = s(0) >> s(1); break;
+        case Ops::WHERE: v[i] = s(0) ? s(1) : s(2); break;
+        case Ops::CAST: v[i] = u.dtype.is_bool() ? s(0) != 0 : s(0); break;
+        default: ADD_FAILURE() << "evaluator: unexpected op " << op_name(u.op); v[i] = 0;
+      }
+    }
+    return v;
+  }
+  int64_t at(const std::vector<int64_t>& v, const UOpPtr& u) const { return v[slot.at(u.get())]; }
+};
+
+UOpPtr range_var(int axis, int64_t n) {
+  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, int64_t(axis));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reference: the same movement ops on an explicit array of element ids (-1 = padding).
+// ---------------------------------------------------------------------------------------------------
+struct Ref {
+  Shape shape;
+  std::vector<int64_t> data;
+};
+
+Shape unravel(const Shape& shape, int64_t i) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) idx[d] = i % shape[d], i /= shape[d];
+  return idx;
+}
+int64_t ravel(const Shape& shape, const Shape& idx) {
+  int64_t i = 0;
+  for (size_t d = 0; d < shape.size(); d++) i = i * shape[d] + idx[d];
+  return i;
+}
+// Builds a new Ref of `shape` where each element is fetched from `src` by `from` (nullopt: -1).
+template <class F> Ref remap(const Ref& src, const Shape& shape, F from) {
+  Ref out{shape, std::vector<int64_t>(static_cast<size_t>(prod(shape)))};
+  for (int64_t i = 0; i < prod(shape); i++) {
+    std::optional<Shape> s = from(unravel(shape, i));
+    out.data[i] = s ? src.data[ravel(src.shape, *s)] : -1;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Numeric evaluation of a view stack (independent of UOps): (index, valid) at one output index.
+// ---------------------------------------------------------------------------------------------------
+std::pair<int64_t, bool> eval_views(const ShapeTracker& st, Shape idx) {
+  bool valid = true;
+  int64_t flat = 0;
+  for (size_t k = st.views.size(); k-- > 0;) {
+    const View& v = st.views[k];
+    if (k + 1 < st.views.size()) idx = unravel(v.shape, flat);
+    flat = v.offset;
+    for (size_t d = 0; d < v.shape.size(); d++) {
+      flat += idx[d] * v.strides[d];
+      if (v.mask) valid &= (*v.mask)[d].first <= idx[d] && idx[d] < (*v.mask)[d].second;
+    }
+    if (!valid) return {0, false};
+  }
+  return {flat, true};
+}
+
+std::string mask_str(const std::optional<Mask>& m) {
+  if (!m) return "None";
+  std::string s;
+  for (auto [b, e] : *m) s += "(" + std::to_string(b) + "," + std::to_string(e) + ")";
+  return s;
+}
+
+void expect_view(const View& v, Shape shape, Shape strides, int64_t offset, std::optional<Mask> mask) {
+  EXPECT_EQ(v.shape, shape) << v.str();
+  EXPECT_EQ(v.strides, strides) << v.str();
+  EXPECT_EQ(v.offset, offset) << v.str();
+  EXPECT_EQ(mask_str(v.mask), mask_str(mask)) << v.str();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Basics and View::create canonicalization
+// ---------------------------------------------------------------------------------------------------
+TEST(ShapeHelpers, Helpers) {
+  EXPECT_EQ(prod({2, 3, 4}), 24);
+  EXPECT_EQ(prod({}), 1);
+  EXPECT_EQ(shape_str({2, 3}), "(2,3)");
+  EXPECT_EQ(shape_str({4}), "(4,)");
+  EXPECT_EQ(shape_str({}), "()");
+  EXPECT_EQ(strides_for_shape({2, 3, 4}), (Shape{12, 4, 1}));
+  EXPECT_EQ(strides_for_shape({2, 1, 4}), (Shape{4, 0, 1}));
+  EXPECT_EQ(strides_for_shape({}), Shape{});
+}
+
+TEST(ShapeView, Create) {
+  View v = View::create({2, 3});
+  expect_view(v, {2, 3}, {3, 1}, 0, std::nullopt);
+  EXPECT_TRUE(v.contiguous);
+  // size-1 dims get stride 0
+  expect_view(View::create({1, 3}, Shape{7, 1}), {1, 3}, {0, 1}, 0, std::nullopt);
+  EXPECT_TRUE(View::create({1, 3}, Shape{7, 1}).contiguous);
+  // a full mask is dropped
+  v = View::create({2, 3}, Shape{3, 1}, 0, Mask{{0, 2}, {0, 3}});
+  EXPECT_FALSE(v.mask.has_value());
+  EXPECT_TRUE(v.contiguous);
+  // an empty mask dim: everything invalid, canonical zeros
+  v = View::create({2, 3}, Shape{3, 1}, 5, Mask{{0, 2}, {2, 2}});
+  expect_view(v, {2, 3}, {0, 0}, 0, Mask{{0, 0}, {0, 0}});
+  EXPECT_FALSE(v.contiguous);
+  // a dim with one valid index folds into the offset
+  v = View::create({4, 3}, Shape{3, 1}, 0, Mask{{2, 3}, {0, 3}});
+  expect_view(v, {4, 3}, {0, 1}, 6, Mask{{2, 3}, {0, 3}});
+  // zero-size shape
+  v = View::create({0, 3});
+  expect_view(v, {0, 3}, {0, 0}, 0, std::nullopt);
+  EXPECT_TRUE(v.contiguous);
+  // offset breaks contiguity
+  EXPECT_FALSE(View::create({2, 3}, std::nullopt, 1).contiguous);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Movement ops on one view, against hand-derived values
+// ---------------------------------------------------------------------------------------------------
+TEST(ShapeView, Pad) {
+  View v = View::create({2, 3}).pad({{1, 1}, {0, 2}});
+  // offset -= 1*3; the original sits at rows [1,3), cols [0,3)
+  expect_view(v, {4, 5}, {3, 1}, -3, Mask{{1, 3}, {0, 3}});
+  EXPECT_FALSE(v.contiguous);
+  // pad of nothing is the identity
+  EXPECT_EQ(View::create({2, 3}).pad({{0, 0}, {0, 0}}), View::create({2, 3}));
+  // pad twice: masks compose
+  v = View::create({3}).pad({{2, 0}}).pad({{1, 1}});
+  expect_view(v, {7}, {1}, -3, Mask{{3, 6}});
+}
+
+TEST(ShapeView, Shrink) {
+  View v = View::create({4, 5}).shrink({{1, 3}, {2, 5}});
+  expect_view(v, {2, 3}, {5, 1}, 7, std::nullopt);
+  // shrink a padded view: mask moves and clamps
+  v = View::create({2, 3}).pad({{1, 1}, {1, 1}}).shrink({{0, 3}, {2, 5}});
+  // pad: shape (4,5) strides (3,1) offset -4 mask ((1,3),(1,4)); shrink cols from 2: offset -2
+  expect_view(v, {3, 3}, {3, 1}, -2, Mask{{1, 3}, {0, 2}});
+  // shrink back to exactly the original: mask disappears
+  v = View::create({2, 3}).pad({{1, 1}, {1, 1}}).shrink({{1, 3}, {1, 4}});
+  expect_view(v, {2, 3}, {3, 1}, 0, std::nullopt);
+  EXPECT_TRUE(v.contiguous);
+  // shrink into the padding only: a one-index window of a masked dim
+  v = View::create({2, 3}).pad({{0, 2}, {0, 0}}).shrink({{2, 4}, {0, 3}});
+  expect_view(v, {2, 3}, {0, 0}, 0, Mask{{0, 0}, {0, 0}});
+}
+
+TEST(ShapeView, Expand) {
+  View v = View::create({1, 3}).expand({4, 3});
+  expect_view(v, {4, 3}, {0, 1}, 0, std::nullopt);
+  EXPECT_FALSE(v.contiguous);
+  // an expanded dim whose single index is valid becomes fully valid
+  v = View::create({1, 3}).pad({{0, 0}, {1, 0}}).expand({5, 4});
+  expect_view(v, {5, 4}, {0, 1}, -1, Mask{{0, 5}, {1, 4}});
+  // ... and one that is invalid (padding of a size-1 dim, then shrunk to the pad) stays invalid
+  View p = View::create({1, 3}).pad({{1, 0}, {0, 0}}).shrink({{0, 1}, {0, 3}});
+  expect_view(p, {1, 3}, {0, 0}, 0, Mask{{0, 0}, {0, 0}});
+  v = p.expand({4, 3});
+  expect_view(v, {4, 3}, {0, 0}, 0, Mask{{0, 0}, {0, 0}});
+}
+
+TEST(ShapeView, Permute) {
+  View v = View::create({2, 3, 4}).permute({2, 0, 1});
+  expect_view(v, {4, 2, 3}, {1, 12, 4}, 0, std::nullopt);
+  EXPECT_FALSE(v.contiguous);
+  v = View::create({2, 3}).pad({{1, 0}, {0, 2}}).permute({1, 0});
+  expect_view(v, {5, 3}, {1, 3}, -3, Mask{{0, 3}, {1, 3}});
+}
+
+TEST(ShapeView, Flip) {
+  View v = View::create({2, 3}).flip({false, true});
+  expect_view(v, {2, 3}, {3, -1}, 2, std::nullopt);
+  v = View::create({2, 3}).flip({true, true});
+  expect_view(v, {2, 3}, {-3, -1}, 5, std::nullopt);
+  // flip mirrors the mask
+  v = View::create({3}).pad({{1, 2}}).flip({true});
+  // pad: shape 6, offset -1, mask (1,4); flip: offset -1 + 5 = 4, mask (6-4, 6-1) = (2,5)
+  expect_view(v, {6}, {-1}, 4, Mask{{2, 5}});
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reshape
+// ---------------------------------------------------------------------------------------------------
+TEST(ShapeReshape, ContiguousStaysOneView) {
+  ShapeTracker st = ShapeTracker::from_shape({2, 3, 4}).reshape({6, 4});
+  ASSERT_EQ(st.views.size(), 1u);
+  expect_view(st.views[0], {6, 4}, {4, 1}, 0, std::nullopt);
+  EXPECT_TRUE(st.contiguous());
+  st = st.reshape({24}).reshape({4, 1, 6});
+  ASSERT_EQ(st.views.size(), 1u);
+  expect_view(st.views[0], {4, 1, 6}, {6, 0, 1}, 0, std::nullopt);
+}
+
+TEST(ShapeReshape, PermutedMerges) {
+  // (2,3,4) permuted to (4,2,3) strides (1,12,4): the last two dims are one run of 6 with stride 4
+  View v = View::create({2, 3, 4}).permute({2, 0, 1});
+  auto r = v.reshape({4, 6});
+  ASSERT_TRUE(r.has_value());
+  expect_view(*r, {4, 6}, {1, 4}, 0, std::nullopt);
+  r = v.reshape({2, 2, 2, 3});
+  ASSERT_TRUE(r.has_value());
+  expect_view(*r, {2, 2, 2, 3}, {2, 1, 12, 4}, 0, std::nullopt);
+}
+
+TEST(ShapeReshape, PermutedIncompatiblePushesView) {
+  ShapeTracker st = ShapeTracker::from_shape({2, 3}).permute({1, 0});  // (3,2) strides (1,3)
+  EXPECT_FALSE(st.views.back().reshape({6}).has_value());
+  ShapeTracker r = st.reshape({6});
+  ASSERT_EQ(r.views.size(), 2u);
+  expect_view(r.views[0], {3, 2}, {1, 3}, 0, std::nullopt);
+  expect_view(r.views[1], {6}, {1}, 0, std::nullopt);
+  EXPECT_EQ(r.simplify().views.size(), 2u);  // genuinely two views
+  // element at flat i of the transposed (3,2) array: row i/2, col i%2 -> buffer (i%2)*3 + i/2
+  auto [idx, valid] = r.to_indexed_uops({range_var(0, 6)});
+  Evaluator ev({idx, valid});
+  UOpPtr ridx = range_var(0, 6);
+  for (int64_t i = 0; i < 6; i++) {
+    auto vals = ev.run({{ridx.get(), i}});
+    EXPECT_EQ(ev.at(vals, idx), (i % 2) * 3 + i / 2) << render_expr(idx);
+    EXPECT_EQ(ev.at(vals, valid), 1);
+  }
+}
+
+TEST(ShapeReshape, Expanded) {
+  // (1,3) expanded to (4,3): strides (0,1); reshape (2,2,3) keeps the broadcast
+  View v = View::create({1, 3}).expand({4, 3});
+  auto r = v.reshape({2, 2, 3});
+  ASSERT_TRUE(r.has_value());
+  expect_view(*r, {2, 2, 3}, {0, 0, 1}, 0, std::nullopt);
+  // merging an expanded dim with a real one is impossible
+  EXPECT_FALSE(v.reshape({12}).has_value());
+  // (3,1) expanded to (3,4) -> (12,) is impossible, (3,2,2) fine
+  v = View::create({3, 1}).expand({3, 4});
+  EXPECT_FALSE(v.reshape({12}).has_value());
+  r = v.reshape({3, 2, 2});
+  ASSERT_TRUE(r.has_value());
+  expect_view(*r, {3, 2, 2}, {1, 0, 0}, 0, std::nullopt);
+}
+
+TEST(ShapeReshape, Masked) {
+  // pad rows of (2,3) -> (4,3) mask ((1,3),(0,3)); reshape to (12,): the valid rows are contiguous
+  View v = View::create({2, 3}).pad({{1, 1}, {0, 0}});
+  auto r = v.reshape({12});
+  ASSERT_TRUE(r.has_value());
+  expect_view(*r, {12}, {1}, -3, Mask{{3, 9}});
+  // split the padded dim: (4,3) -> (2,2,3): rows 1..2 straddle the split -> not a box
+  EXPECT_FALSE(v.reshape({2, 2, 3}).has_value());
+  // padding the columns makes the valid set non-contiguous in flat order
+  v = View::create({2, 3}).pad({{0, 0}, {1, 0}});
+  EXPECT_FALSE(v.reshape({8}).has_value());
+  // adding unit dims to a masked view
+  r = v.reshape({2, 1, 4});
+  ASSERT_TRUE(r.has_value());
+  expect_view(*r, {2, 1, 4}, {3, 0, 1}, -1, Mask{{0, 2}, {0, 1}, {1, 4}});
+  // the ShapeTracker falls back to a second view when the mask cannot be carried
+  ShapeTracker st = ShapeTracker::from_shape({2, 3}).pad({{0, 0}, {1, 0}}).reshape({8});
+  EXPECT_EQ(st.views.size(), 2u);
+}
+
+TEST(ShapeTracker, AddAndSimplify) {
+  ShapeTracker a = ShapeTracker::from_shape({2, 3, 4}).permute({2, 0, 1});
+  ShapeTracker b = ShapeTracker::from_shape({4, 6}).shrink({{1, 3}, {0, 6}});
+  ShapeTracker c = a.reshape({4, 6}) + b;  // one view: the permute absorbed into (4,6) and then shrunk
+  ASSERT_EQ(c.views.size(), 1u);
+  expect_view(c.views[0], {2, 6}, {1, 4}, 1, std::nullopt);
+  // a contiguous view on top merges when the bottom can be reshaped to it
+  ShapeTracker d(std::vector<View>{View::create({4, 5}).shrink({{1, 3}, {0, 5}}), View::create({10})});
+  ShapeTracker s = d.simplify();
+  ASSERT_EQ(s.views.size(), 1u);
+  expect_view(s.views[0], {10}, {1}, 5, std::nullopt);
+  // row-flipped (2,3) read as (3,2): rows of the result straddle the flipped rows, no single view
+  ShapeTracker f(std::vector<View>{View::create({2, 3}).flip({true, false}), View::create({3, 2})});
+  EXPECT_EQ(f.simplify().views.size(), 2u);
+  // a permute on top of a flip merges into one view
+  ShapeTracker g(std::vector<View>{View::create({2, 3}).flip({true, false}), View::create({2, 3}).permute({1, 0})});
+  s = g.simplify();
+  ASSERT_EQ(s.views.size(), 1u);
+  expect_view(s.views[0], {3, 2}, {1, -3}, 3, std::nullopt);
+}
+
+TEST(ShapeTracker, ZeroSize) {
+  ShapeTracker st = ShapeTracker::from_shape({0, 3}).reshape({3, 0});
+  ASSERT_EQ(st.views.size(), 1u);
+  expect_view(st.views[0], {3, 0}, {0, 0}, 0, std::nullopt);
+  EXPECT_EQ(st.size(), 0);
+  EXPECT_EQ(st.real_size(), 0);
+  st = ShapeTracker::from_shape({0, 1}).expand({0, 4});
+  expect_view(st.views[0], {0, 4}, {0, 0}, 0, std::nullopt);
+  EXPECT_EQ(View::create({2, 3}).shrink({{0, 2}, {1, 1}}).shape, (Shape{2, 0}));
+}
+
+TEST(ShapeTracker, HashEqualsStr) {
+  ShapeTracker a = ShapeTracker::from_shape({2, 3}).permute({1, 0});
+  ShapeTracker b = ShapeTracker::from_shape({2, 3}).permute({1, 0});
+  ShapeTracker c = ShapeTracker::from_shape({3, 2});
+  EXPECT_EQ(a.hash(), b.hash());
+  EXPECT_TRUE(a.equals(b));
+  EXPECT_FALSE(a.equals(c));
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(a.str(), "ShapeTracker(views=(View(shape=(3,2), strides=(1,3), offset=0, mask=None, contiguous=False),))");
+}
+
+TEST(ShapeTracker, RealSizeAndStrides) {
+  EXPECT_EQ(ShapeTracker::from_shape({2, 3}).real_size(), 6);
+  EXPECT_EQ(ShapeTracker::from_shape({4, 5}).shrink({{1, 3}, {2, 5}}).real_size(), 15);  // max 7+5+2
+  EXPECT_EQ(ShapeTracker::from_shape({3}).pad({{2, 2}}).real_size(), 3);
+  EXPECT_EQ(ShapeTracker::from_shape({1, 3}).expand({4, 3}).real_size(), 3);
+  EXPECT_EQ(ShapeTracker::from_shape({0, 3}).real_size(), 0);
+
+  using S = std::vector<std::optional<int64_t>>;
+  EXPECT_EQ(ShapeTracker::from_shape({2, 3}).permute({1, 0}).real_strides(), (S{1, 3}));
+  EXPECT_EQ(ShapeTracker::from_shape({2, 3}).pad({{1, 0}, {0, 0}}).real_strides(), (S{std::nullopt, 1}));
+  ShapeTracker two = ShapeTracker::from_shape({2, 3}).permute({1, 0}).reshape({6});
+  EXPECT_EQ(two.real_strides(), (S{std::nullopt}));
+  // two views where the top one is affine anyway: (3,2)^T -> (6,) -> (3,2)
+  ShapeTracker back = two.reshape({3, 2});
+  auto rs = back.real_strides();
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[0], std::optional<int64_t>(1));
+  EXPECT_EQ(rs[1], std::optional<int64_t>(3));
+}
+
+TEST(ShapeTracker, IndexedUopsSimple) {
+  ShapeTracker st = ShapeTracker::from_shape({2, 3}).pad({{1, 0}, {0, 1}});  // (3,4)
+  UOpPtr i0 = range_var(0, 3), i1 = range_var(1, 4);
+  auto [idx, valid] = st.to_indexed_uops({i0, i1});
+  Evaluator ev({idx, valid});
+  for (int64_t a = 0; a < 3; a++)
+    for (int64_t b = 0; b < 4; b++) {
+      auto v = ev.run({{i0.get(), a}, {i1.get(), b}});
+      bool ok = a >= 1 && b < 3;
+      EXPECT_EQ(ev.at(v, valid), ok ? 1 : 0) << render_expr(valid);
+      if (ok) { EXPECT_EQ(ev.at(v, idx), (a - 1) * 3 + b) << render_expr(idx); }
+    }
+  // no mask: valid is the constant true
+  auto [idx2, valid2] = ShapeTracker::from_shape({2, 3}).to_indexed_uops({range_var(0, 2), range_var(1, 3)});
+  EXPECT_TRUE(valid2->is_const(1));
+  (void)idx2;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Randomized: chains of movement ops vs the explicit reference
+// ---------------------------------------------------------------------------------------------------
+namespace {
+
+Shape random_factorization(std::mt19937& rng, int64_t n) {
+  std::vector<int64_t> primes;
+  for (int64_t p = 2; n > 1; p++)
+    while (n % p == 0) primes.push_back(p), n /= p;
+  std::shuffle(primes.begin(), primes.end(), rng);
+  Shape out;
+  for (int64_t p : primes) {
+    if (!out.empty() && rng() % 2) out.back() *= p;
+    else out.push_back(p);
+  }
+  int ones = static_cast<int>(rng() % 3);
+  for (int k = 0; k < ones; k++) out.insert(out.begin() + static_cast<std::ptrdiff_t>(rng() % (out.size() + 1)), 1);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+struct Chain {
+  ShapeTracker st;
+  Ref ref;
+  std::string log;
+};
+
+// Applies one random movement op to both the tracker and the reference.
+void random_op(std::mt19937& rng, Chain& c) {
+  const Shape& sh = c.ref.shape;
+  const size_t n = sh.size();
+  auto rnd = [&](int64_t k) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(k)); };
+  switch (rng() % 6) {
+    case 0: {  // reshape
+      Shape ns = random_factorization(rng, prod(sh));
+      c.st = c.st.reshape(ns);
+      c.ref.shape = ns;
+      c.log += " reshape" + shape_str(ns);
+      break;
+    }
+    case 1: {  // permute
+      std::vector<int> order(n);
+      for (size_t i = 0; i < n; i++) order[i] = static_cast<int>(i);
+      std::shuffle(order.begin(), order.end(), rng);
+      Shape ns;
+      for (int a : order) ns.push_back(sh[a]);
+      c.ref = remap(c.ref, ns, [&](const Shape& o) -> std::optional<Shape> {
+        Shape s(n);
+        for (size_t i = 0; i < n; i++) s[order[i]] = o[i];
+        return s;
+      });
+      c.st = c.st.permute(order);
+      c.log += " permute";
+      break;
+    }
+    case 2: {  // expand the size-1 dims
+      Shape ns = sh;
+      for (auto& d : ns)
+        if (d == 1) d = 1 + rnd(3);
+      if (prod(ns) > 300 || ns == sh) return;
+      c.ref = remap(c.ref, ns, [&](const Shape& o) -> std::optional<Shape> {
+        Shape s = o;
+        for (size_t i = 0; i < n; i++)
+          if (sh[i] == 1) s[i] = 0;
+        return s;
+      });
+      c.st = c.st.expand(ns);
+      c.log += " expand" + shape_str(ns);
+      break;
+    }
+    case 3: {  // shrink (non-empty)
+      Mask arg;
+      Shape ns;
+      for (int64_t d : sh) {
+        int64_t b = rnd(d), e = b + 1 + rnd(d - b);
+        arg.push_back({b, e}), ns.push_back(e - b);
+      }
+      c.ref = remap(c.ref, ns, [&](const Shape& o) -> std::optional<Shape> {
+        Shape s(n);
+        for (size_t i = 0; i < n; i++) s[i] = o[i] + arg[i].first;
+        return s;
+      });
+      c.st = c.st.shrink(arg);
+      c.log += " shrink";
+      break;
+    }
+    case 4: {  // pad
+      Mask arg;
+      Shape ns;
+      for (int64_t d : sh) {
+        int64_t b = rnd(3), e = rnd(3);
+        arg.push_back({b, e}), ns.push_back(d + b + e);
+      }
+      if (prod(ns) > 300) return;
+      c.ref = remap(c.ref, ns, [&](const Shape& o) -> std::optional<Shape> {
+        Shape s(n);
+        for (size_t i = 0; i < n; i++) {
+          s[i] = o[i] - arg[i].first;
+          if (s[i] < 0 || s[i] >= sh[i]) return std::nullopt;
+        }
+        return s;
+      });
+      c.st = c.st.pad(arg);
+      c.log += " pad";
+      break;
+    }
+    default: {  // flip
+      std::vector<bool> axes(n);
+      for (size_t i = 0; i < n; i++) axes[i] = rng() % 2;
+      c.ref = remap(c.ref, sh, [&](const Shape& o) -> std::optional<Shape> {
+        Shape s = o;
+        for (size_t i = 0; i < n; i++)
+          if (axes[i]) s[i] = sh[i] - 1 - o[i];
+        return s;
+      });
+      c.st = c.st.flip(axes);
+      c.log += " flip";
+      break;
+    }
+  }
+}
+
+// Checks `st` against the reference at every output index, both numerically and through the UOps.
+void check_against_ref(const ShapeTracker& st, const Ref& ref, const std::string& what) {
+  ASSERT_EQ(st.shape(), ref.shape) << what;
+  const size_t n = ref.shape.size();
+  std::vector<UOpPtr> idxs;
+  for (size_t i = 0; i < n; i++) idxs.push_back(range_var(static_cast<int>(i), ref.shape[i]));
+  auto [idx, valid] = st.to_indexed_uops(idxs);
+  UOpPtr flat_var = range_var(7, prod(ref.shape));
+  auto [fidx, fvalid] = st.to_indexed_uops_flat(flat_var);
+  Evaluator ev({idx, valid, fidx, fvalid});
+  const int64_t real = st.real_size();
+  int failures = 0;
+  for (int64_t i = 0; i < prod(ref.shape) && failures < 3; i++) {
+    Shape pos = unravel(ref.shape, i);
+    std::unordered_map<const UOp*, int64_t> env;
+    for (size_t d = 0; d < n; d++) env[idxs[d].get()] = pos[d];
+    env[flat_var.get()] = i;
+    auto vals = ev.run(env);
+    const int64_t want = ref.data[i];
+    auto [nidx, nvalid] = eval_views(st, pos);
+    bool ok = true;
+    ok &= nvalid == (want >= 0) && (!nvalid || nidx == want);
+    ok &= ev.at(vals, valid) == (want >= 0 ? 1 : 0);
+    ok &= ev.at(vals, fvalid) == (want >= 0 ? 1 : 0);
+    if (want >= 0) ok &= ev.at(vals, idx) == want && ev.at(vals, fidx) == want && want < real;
+    if (!ok) {
+      failures++;
+      ADD_FAILURE() << what << " at " << shape_str(pos) << ": want " << want << ", views give " << (nvalid ? nidx : -1)
+                    << ", uops give idx=" << ev.at(vals, idx) << " valid=" << ev.at(vals, valid) << " real_size=" << real
+                    << "\n  " << st.str() << "\n  idx=" << render_expr(idx) << "\n  valid=" << render_expr(valid);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(ShapeTracker, RandomChains) {
+  std::mt19937 rng(1234);
+  int multi_view = 0, merged = 0;
+  for (int iter = 0; iter < 400; iter++) {
+    Shape start;
+    int rank = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < rank; i++) start.push_back(1 + static_cast<int64_t>(rng() % 4));
+    Chain c{ShapeTracker::from_shape(start), Ref{start, {}}, "start" + shape_str(start)};
+    for (int64_t i = 0; i < prod(start); i++) c.ref.data.push_back(i);
+    int len = 1 + static_cast<int>(rng() % 7);
+    for (int k = 0; k < len; k++) random_op(rng, c);
+    check_against_ref(c.st, c.ref, c.log);
+    ShapeTracker s = c.st.simplify();
+    EXPECT_LE(s.views.size(), c.st.views.size());
+    multi_view += c.st.views.size() > 1;
+    merged += s.views.size() < c.st.views.size();
+    if (s.views.size() != c.st.views.size()) check_against_ref(s, c.ref, c.log + " [simplified]");
+    // composing with a fresh tracker of the same shape is the identity
+    ShapeTracker id = ShapeTracker::from_shape(start) + c.st;
+    check_against_ref(id, c.ref, c.log + " [from_shape + st]");
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(multi_view, 20);  // the generator exercises stacked views
+  RecordProperty("multi_view", multi_view);
+  RecordProperty("merged", merged);
+}
+
+// Composition of two random trackers (st_a then st_b) against applying both op chains in sequence.
+TEST(ShapeTracker, RandomComposition) {
+  std::mt19937 rng(99);
+  for (int iter = 0; iter < 150; iter++) {
+    Shape start;
+    int rank = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < rank; i++) start.push_back(1 + static_cast<int64_t>(rng() % 4));
+    Chain a{ShapeTracker::from_shape(start), Ref{start, {}}, "A" + shape_str(start)};
+    for (int64_t i = 0; i < prod(start); i++) a.ref.data.push_back(i);
+    for (int k = 0; k < 3; k++) random_op(rng, a);
+    // B starts from A's output shape; its ref indexes A's output positions
+    Chain b{ShapeTracker::from_shape(a.ref.shape), Ref{a.ref.shape, {}}, " B"};
+    for (int64_t i = 0; i < prod(a.ref.shape); i++) b.ref.data.push_back(i);
+    for (int k = 0; k < 3; k++) random_op(rng, b);
+    Ref both{b.ref.shape, {}};
+    for (int64_t x : b.ref.data) both.data.push_back(x < 0 ? -1 : a.ref.data[x]);
+    check_against_ref(a.st + b.st, both, a.log + b.log);
+    if (HasFailure()) break;
+  }
+}
