@@ -36,9 +36,19 @@ std::string const_literal(const UOp& u) {
   if (dt.scalar == Scalar::Int64) return v == INT64_MIN ? "(-9223372036854775807ll-1)" : std::to_string(v) + "ll";
   if (dt.scalar == Scalar::UInt64) return std::to_string(static_cast<uint64_t>(v)) + "ull";
   if (dt.scalar == Scalar::UInt32) return std::to_string(static_cast<uint32_t>(v)) + "u";
-  if (dt.scalar == Scalar::Int32 && v == INT32_MIN) return "(-2147483647-1)";
-  return "(" + dt.c_name() + ")" + std::to_string(v);
+  if (dt.scalar == Scalar::Int32) return v == INT32_MIN ? "(-2147483647-1)" : std::to_string(v);
+  return "((" + dt.c_name() + ")" + std::to_string(v) + ")";
 }
+
+// UOp -> its C name; constants are their literal wherever they appear.
+struct Names : std::unordered_map<const UOp*, std::string> {
+  std::string at(const UOpPtr& u) const {
+    if (u->op == Ops::CONST) return const_literal(*u);
+    auto it = find(u.get());
+    TG_ASSERT(it != end(), "renderer: ", op_name(u->op), " used before it was rendered");
+    return it->second;
+  }
+};
 
 class CPURenderer final : public Renderer {
  public:
@@ -46,7 +56,7 @@ class CPURenderer final : public Renderer {
   int global_max_dims() const override { return 1; }
 
   RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
-    std::unordered_map<const UOp*, std::string> r;  // the C name or literal of each UOp's value
+    Names r;  // the C name or literal of each UOp's value
     std::ostringstream body;
     std::string ind = "  ";
     int counter = 0;
@@ -60,7 +70,7 @@ class CPURenderer final : public Renderer {
     };
     int nbufs = 0;
     for (auto& u : uops) {
-      auto s = [&](size_t i) -> const std::string& { return r.at(u->src[i].get()); };
+      auto s = [&](size_t i) { return r.at(u->src[i]); };
       switch (u->op) {
         case Ops::DEFINE_GLOBAL: {
           int64_t i = std::get<int64_t>(u->arg);
@@ -71,7 +81,7 @@ class CPURenderer final : public Renderer {
           nbufs++;
           break;
         }
-        case Ops::CONST: r[u.get()] = const_literal(*u); break;
+        case Ops::CONST: break;  // constants are printed where they are used
         case Ops::SPECIAL: {
           auto& v = std::get<VarArg>(u->arg);
           body << ind << "for (int " << v.name << " = gstart; " << v.name << " < gend; " << v.name << "++) {\n";
@@ -94,7 +104,7 @@ class CPURenderer final : public Renderer {
           break;
         case Ops::DEFINE_ACC: decl(u, "acc", s(0)); break;
         case Ops::ASSIGN: body << ind << s(0) << " = " << alu_expr(*u->src[1], r) << ";\n"; break;
-        case Ops::REDUCE: r[u.get()] = r.at(uops_acc(uops).get()); break;
+        case Ops::REDUCE: r[u.get()] = r.at(uops_acc(uops)); break;
         case Ops::INDEX: r[u.get()] = s(0) + "[" + s(1) + "]"; break;
         case Ops::LOAD:
           if (u->src.size() == 1) decl(u, "val", s(0));
@@ -139,8 +149,8 @@ class CPURenderer final : public Renderer {
     return dt.scalar == Scalar::Float16 ? "((_Float16)" + f + ")" : f;
   }
 
-  static std::string alu_expr(const UOp& u, const std::unordered_map<const UOp*, std::string>& r) {
-    auto s = [&](size_t i) -> const std::string& { return r.at(u.src[i].get()); };
+  static std::string alu_expr(const UOp& u, const Names& r) {
+    auto s = [&](size_t i) { return r.at(u.src[i]); };
     DType dt = u.dtype;
     switch (u.op) {
       case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
