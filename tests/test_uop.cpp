@@ -127,3 +127,12 @@ TEST(Symbolic, PropertySimplifyPreservesValues) {
         }
   }
 }
+
+TEST(UOp, FloatsHaveNoIntegerBounds) {
+  // float comparisons must never fold by bounds (infinite float limits are not integers)
+  auto a = UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, VarArg{"a", 0, 3})->cast(dtypes::float32);
+  auto lt = a->alu(Ops::CMPLT, UOp::cnst(dtypes::float32, 2.5));
+  EXPECT_EQ(simplify(lt), lt);
+  auto ne = a->alu(Ops::CMPNE, a->alu(Ops::ADD, UOp::cnst(dtypes::float32, 1)));
+  EXPECT_EQ(simplify(ne)->op, Ops::CMPNE);
+}

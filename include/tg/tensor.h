@@ -30,7 +30,7 @@ class Tensor {
   Tensor(std::initializer_list<bool> data, const std::string& device = "");
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Tensor(const std::vector<T>& data, const Shape& shape, const std::string& device = "")
-      : Tensor(from_host(data.data(), data.size(), shape, dtype_of<T>(), device)) {}
+      : Tensor(from_vector(data, shape, device)) {}
   // A scalar (shape ()).
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   explicit Tensor(T v, std::optional<DType> dtype = std::nullopt, const std::string& device = "")
@@ -120,6 +120,14 @@ class Tensor {
  private:
   std::shared_ptr<LazyBuffer> lazydata_;
   static Tensor from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device);
+  template <class T> static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const std::string& device) {
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: unpack to one byte each
+      std::vector<uint8_t> bytes(data.begin(), data.end());
+      return from_host(bytes.data(), bytes.size(), shape, dtypes::bool_, device);
+    } else {
+      return from_host(data.data(), data.size(), shape, dtype_of<T>(), device);
+    }
+  }
   template <class T> static constexpr DType scalar_dtype() {
     if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
     else if constexpr (std::is_integral_v<T>) return dtypes::default_int;

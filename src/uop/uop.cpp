@@ -71,8 +71,11 @@ static int64_t sat(__int128 v) {
 
 // Bounds of an integer or bool node from its sources, as tinygrad's _min_max. Conservative: full range.
 static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<UOpPtr>& s, const Arg& arg) {
+  constexpr int64_t lo64 = std::numeric_limits<int64_t>::min(), hi64 = std::numeric_limits<int64_t>::max();
+  if (dt.is_float() || dt.ptr || dt.count > 1 || dt.scalar == Scalar::Void) return {lo64, hi64};  // no bounds
   int64_t dlo = dt.is_bool() ? 0 : sat(static_cast<__int128>(dt.min())), dhi = dt.is_bool() ? 1 : sat(static_cast<__int128>(dt.max()));
-  if (dt.is_float() || dt.ptr || dt.count > 1) return {dlo, dhi};
+  // comparisons of floats have no integer bounds to reason with
+  if ((op == Ops::CMPLT || op == Ops::CMPNE) && s[0]->dtype.is_float()) return {0, 1};
   auto clamp = [&](__int128 lo, __int128 hi) { return std::pair{std::max<int64_t>(sat(lo), dlo), std::min<int64_t>(sat(hi), dhi)}; };
   switch (op) {
     case Ops::CONST: { int64_t v = std::get<int64_t>(arg); return {v, v}; }
