@@ -16,11 +16,11 @@ namespace tg {
 
 // ---- runners --------------------------------------------------------------------------------------
 
-static void print_stats(const Runner& r, double et, int64_t count_before) {
+static void print_stats(const Runner& r, double et, int64_t count_before, size_t nargs) {
   if (DEBUG < 2) return;
   double t = et > 0 ? et : 1e-9;
   std::printf("*** %-7s %4lld %-34s arg %2zu mem %6.2f GB tm %9.2fus/%9.2fms (%9.2f GFLOPS %6.1f GB/s)\n",
-              r.device.c_str(), static_cast<long long>(count_before), r.display_name.c_str(), size_t{0},
+              r.device.c_str(), static_cast<long long>(count_before), r.display_name.c_str(), nargs,
               static_cast<double>(GlobalCounters::mem_used) / 1e9, et * 1e6, GlobalCounters::time_sum_s * 1e3,
               static_cast<double>(r.op_estimate) / t / 1e9, static_cast<double>(r.mem_estimate) / t / 1e9);
 }
@@ -168,7 +168,7 @@ static void exec_item(ScheduleItem& si) {
     GlobalCounters::global_ops += runner->op_estimate;
     GlobalCounters::global_mem += runner->mem_estimate;
     GlobalCounters::time_sum_s += et;
-    print_stats(*runner, et, count);
+    print_stats(*runner, et, count, bufs.size());
   } else if (si.ast->op == Ops::COPY) {
     BufferCopy copy;
     copy.device = bufs[0]->device;
@@ -176,7 +176,7 @@ static void exec_item(ScheduleItem& si) {
     copy.display_name = "copy " + std::to_string(nb) + ", " + bufs[0]->device + " <- " + bufs[1]->device;
     copy.mem_estimate = static_cast<int64_t>(nb);
     double et = copy.exec(bufs, DEBUG >= 2);
-    print_stats(copy, et, GlobalCounters::kernel_count);
+    print_stats(copy, et, GlobalCounters::kernel_count, bufs.size());
   }
   finish(si);
 }
