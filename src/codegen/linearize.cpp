@@ -11,7 +11,6 @@
 
 #include "codegen/kernel.h"
 #include "tg/error.h"
-#include "tg/dtype.h"
 
 namespace tg {
 

@@ -70,7 +70,6 @@ void walk(const std::vector<LBPtr>& outs, Graph& g) {
 // Builds the AST of one kernel. When a reduce turns out not to fuse, `unfusable` names it.
 struct AstBuilder {
   const LBSet& realizes;
-  LazyBuffer* out;
   std::vector<LazyBuffer*> inputs;
   std::map<std::pair<LazyBuffer*, const UOp*>, UOpPtr> cache;
   std::vector<UOpPtr> keep;  // keeps the VIEW keys of the cache alive
@@ -156,7 +155,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
       } else {
         const LazyBuffer* r = find_reduce(out, g.realizes);
         Shape out_shape = (r && prod(r->shape()) == prod(out->shape())) ? r->shape() : out->shape();
-        AstBuilder b{g.realizes, out, {}, {}, {}, nullptr, nullptr};
+        AstBuilder b{g.realizes, {}, {}, {}, nullptr, nullptr};
         ShapeTracker out_st = ShapeTracker::from_shape(out_shape);
         UOpPtr value = b.build(out, out_st, true);
         if (!value) {  // a reduce that cannot fuse: realize it and cut the graph again

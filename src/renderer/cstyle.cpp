@@ -68,7 +68,6 @@ class CPURenderer final : public Renderer {
       body << ind << u->dtype.c_name() << " " << n << " = " << expr << ";\n";
       r[u.get()] = n;
     };
-    int nbufs = 0;
     for (auto& u : uops) {
       auto s = [&](size_t i) { return r.at(u->src[i]); };
       switch (u->op) {
@@ -78,7 +77,6 @@ class CPURenderer final : public Renderer {
           body << ind << (i == 0 ? "" : "const ") << t << "* restrict " << n << " = (" << (i == 0 ? "" : "const ") << t
                << "*)bufs[" << i << "];\n";
           r[u.get()] = n;
-          nbufs++;
           break;
         }
         case Ops::CONST: break;  // constants are printed where they are used
@@ -131,7 +129,6 @@ class CPURenderer final : public Renderer {
     src << "void " << name << "(void** restrict bufs, const long long* restrict vals, int gstart, int gend) {\n";
     src << "  (void)bufs; (void)vals; (void)gstart; (void)gend;\n";
     src << body.str() << "}\n";
-    (void)nbufs;
     return {name, src.str(), global_size, {}};
   }
 

@@ -443,9 +443,9 @@ void Tensor::read(void* out, DType as) const {
       case Scalar::Float16: { uint16_t h; std::memcpy(&h, p, 2); v.f = half_to_float(h); break; }
       case Scalar::Float32: { float f; std::memcpy(&f, p, 4); v.f = f; break; }
       case Scalar::Float64: std::memcpy(&v.f, p, 8); break;
-      default: { int64_t x = 0; std::memcpy(&x, p, from.itemsize()); v.i = x; v = cast_value(cast_value(v, dtypes::uint64, from), from, from); }
+      default: {  // raw bytes, zero-extended; wrapping to `from` sign-extends narrow signed ints
+        int64_t x = 0; std::memcpy(&x, p, from.itemsize()); v.i = x; v = cast_value(v, dtypes::uint64, from); }
     }
-    // sign-extend narrow signed ints: cast_value wraps through the dtype's C type
     Value c = cast_value(v, from, as);
     uint8_t* q = o + i * as.itemsize();
     switch (as.scalar) {
