@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "tg/dtype.h"
@@ -19,6 +20,8 @@
 namespace tg {
 
 class LazyBuffer;
+class TensorIndex;
+struct TensorImpl;
 using Shape = std::vector<int64_t>;
 
 class Tensor {
@@ -35,41 +38,115 @@ class Tensor {
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   explicit Tensor(T v, std::optional<DType> dtype = std::nullopt, const std::string& device = "")
       : Tensor(full({}, static_cast<double>(v), dtype.value_or(scalar_dtype<T>()), device)) {}
-  explicit Tensor(std::shared_ptr<LazyBuffer> lb);
+  explicit Tensor(std::shared_ptr<LazyBuffer> lb, std::optional<bool> requires_grad = std::nullopt);
 
-  // Creation
+  // ---- autograd (tinygrad's function.py design) ---------------------------------------------------
+  // A Tensor is a handle: copies share one tensor (its data, grad and requires_grad), as Python
+  // references do. `requires_grad` is unset (nullopt) until set; an op's result requires grad when any
+  // input does. backward() runs from a scalar (or with an explicit gradient of this tensor's shape) and
+  // accumulates into the .grad of every tensor that requires grad.
+  std::optional<bool> requires_grad() const;
+  Tensor& requires_grad_(bool value = true);
+  bool has_grad() const;
+  Tensor grad() const;                       // tg::Error when there is none
+  void set_grad(const std::optional<Tensor>& g);
+  Tensor& backward();
+  Tensor& backward(const Tensor& gradient);
+  Tensor detach() const;                     // same data, cut from the graph
+  // In place: this tensor (and every handle to it) now holds x's data. Shapes, dtypes and devices must
+  // match. Used by optimizers and load_state_dict.
+  Tensor& assign(const Tensor& x);
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  // Scopes: NoGradGuard turns graph building off; Tensor::training is read by dropout and BatchNorm.
+  static bool training;
+  static bool no_grad;
+
+  // ---- creation -------------------------------------------------------------------------------------
   static Tensor empty(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor full(const Shape& shape, double value, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor zeros(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor ones(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt, const std::string& device = "");
   static Tensor arange(int64_t stop) { return arange(0, static_cast<double>(stop), 1, dtypes::default_int); }
+  static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor eye(int64_t n, DType dtype = dtypes::default_float, const std::string& device = "");
-  static Tensor rand(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
-  static Tensor randn(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
+  Tensor full_like(double value, std::optional<DType> dtype = std::nullopt) const;
+  Tensor zeros_like(std::optional<DType> dtype = std::nullopt) const;
+  Tensor ones_like(std::optional<DType> dtype = std::nullopt) const;
+  Tensor rand_like(std::optional<DType> dtype = std::nullopt) const;
+  // Random numbers come from a counter-based generator (threefry) that runs on the device: the same
+  // manual_seed gives the same numbers.
   static void manual_seed(uint64_t seed);
+  static Tensor rand(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");  // [0, 1)
+  static Tensor randn(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
+  static Tensor randint(const Shape& shape, int64_t low, int64_t high, DType dtype = dtypes::int32, const std::string& device = "");  // [low, high)
+  static Tensor normal(const Shape& shape, double mean = 0, double std = 1, DType dtype = dtypes::default_float, const std::string& device = "");
+  static Tensor uniform(const Shape& shape, double low = 0, double high = 1, DType dtype = dtypes::default_float, const std::string& device = "");
+  static Tensor scaled_uniform(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
+  static Tensor glorot_uniform(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dtype = dtypes::default_float, const std::string& device = "");
+  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, DType dtype = dtypes::default_float, const std::string& device = "");
 
-  // Elementwise (broadcasting, tinygrad's dtype promotion)
+  // ---- elementwise (broadcasting, tinygrad's dtype promotion) ---------------------------------------
   Tensor add(const Tensor& o) const;
   Tensor sub(const Tensor& o) const;
   Tensor mul(const Tensor& o) const;
   Tensor div(const Tensor& o) const;  // true division: integer inputs give a float result
+  Tensor idiv(const Tensor& o) const; // integer division, truncating toward zero (C semantics)
   Tensor neg() const;
   Tensor exp() const;
   Tensor log() const;
   Tensor exp2() const;
   Tensor log2() const;
   Tensor sqrt() const;
+  Tensor rsqrt() const;
   Tensor sin() const;
   Tensor cos() const;
-  Tensor reciprocal() const;
-  Tensor relu() const;
-  Tensor sigmoid() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
   Tensor tanh() const;
+  Tensor erf() const;
+  Tensor reciprocal() const;
   Tensor square() const { return mul(*this); }
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(double exponent) const;
+  Tensor clip(std::optional<double> min, std::optional<double> max) const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max) const { return clip(min, max); }
+  Tensor trunc() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;  // half to even, as torch
+  Tensor isnan() const;
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
   Tensor maximum(const Tensor& o) const;
   Tensor minimum(const Tensor& o) const;
   Tensor where(const Tensor& x, const Tensor& y) const;  // this is the condition
+  Tensor where(double x, double y) const;
+  // activations
+  Tensor relu() const;
+  Tensor relu6() const;
+  Tensor sigmoid() const;
+  Tensor softplus(double beta = 1) const;
+  Tensor gelu() const;        // tanh approximation, as tinygrad
+  Tensor quick_gelu() const;
+  Tensor leakyrelu(double neg_slope = 0.01) const;
+  Tensor elu(double alpha = 1) const;
+  Tensor celu(double alpha = 1) const;
+  Tensor selu() const;
+  Tensor swish() const;
+  Tensor silu() const { return swish(); }
+  Tensor mish() const;
+  Tensor hardtanh(double min_val = -1, double max_val = 1) const;
+  Tensor hardsigmoid() const;
+  Tensor hardswish() const;
+  // comparisons and logic (bool results)
   Tensor lt(const Tensor& o) const;
   Tensor le(const Tensor& o) const;
   Tensor gt(const Tensor& o) const;
@@ -77,18 +154,39 @@ class Tensor {
   Tensor eq(const Tensor& o) const;
   Tensor ne(const Tensor& o) const;
   Tensor logical_not() const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor logical_xor(const Tensor& o) const;
+  // bitwise ops and shifts (integers and bool)
+  Tensor bitwise_and(const Tensor& o) const;
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+  Tensor bitwise_not() const;
+  Tensor lshift(int64_t bits) const;
+  Tensor rshift(int64_t bits) const;
   Tensor cast(DType dtype) const;
   Tensor bitcast(DType dtype) const;
 
-  // Reductions: all axes when `axes` is empty; negative axes count from the end.
+  // ---- reductions and scans: all axes when `axes` is empty; negative axes count from the end --------
   Tensor sum(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor prod(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor max(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor min(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor any(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor all(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor mean(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor var(const std::vector<int>& axes = {}, bool keepdim = false, double correction = 1) const;
   Tensor std(const std::vector<int>& axes = {}, bool keepdim = false, double correction = 1) const;
+  Tensor argmax(std::optional<int> axis = std::nullopt, bool keepdim = false) const;  // flattened when no axis
+  Tensor argmin(std::optional<int> axis = std::nullopt, bool keepdim = false) const;
+  Tensor cumsum(int axis = 0) const;
+  Tensor cummax(int axis = 0) const;
+  Tensor logsumexp(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor softmax(int axis = -1) const;
+  Tensor log_softmax(int axis = -1) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int dim = -1, bool largest = true) const;  // (values, int32 indices), sorted
 
-  // Movement (views)
+  // ---- movement (views) -----------------------------------------------------------------------------
   Tensor reshape(const Shape& shape) const;  // one dim may be -1
   Tensor permute(const std::vector<int>& order) const;
   Tensor transpose(int dim0 = 1, int dim1 = 0) const;
@@ -99,26 +197,92 @@ class Tensor {
   Tensor squeeze(std::optional<int> dim = std::nullopt) const;
   Tensor unsqueeze(int dim) const;
   Tensor flatten(int start_dim = 0, int end_dim = -1) const;
+  Tensor unflatten(int dim, const Shape& sizes) const;
 
+  // ---- shaping ---------------------------------------------------------------------------------------
+  static Tensor cat(const std::vector<Tensor>& tensors, int dim = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int dim = 0);
+  static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
+  Tensor repeat(const std::vector<int64_t>& repeats) const;
+  std::vector<Tensor> split(int64_t size, int dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int dim = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int>& dims) const;
+  // torch.nn.functional.pad order: (left, right, top, bottom, ...) from the last dim backwards;
+  // negative values crop.
+  Tensor pad2d(const std::vector<int64_t>& padding, double value = 0) const;
+
+  // ---- indexing --------------------------------------------------------------------------------------
+  // libtorch style: t.index({Slice(0, 2), 1, None, Ellipsis, idx_tensor}). Integer tensors index by a
+  // data-dependent load (work proportional to the output); negative entries count from the end and
+  // entries still out of range read 0. Python ints out of range are a tg::Error.
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+  Tensor operator[](int64_t i) const;
+  Tensor gather(int dim, const Tensor& index) const;
+  Tensor scatter(int dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int dim, const Tensor& index, double value) const;
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor one_hot(int64_t num_classes = -1) const;
+
+  // ---- networks (tinygrad's names and defaults) ------------------------------------------------------
   Tensor dot(const Tensor& w) const;
   Tensor matmul(const Tensor& w) const { return dot(w); }
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;  // x @ weight.T + bias
+  // Convolution over the trailing dims of the input (N, C, *spatial): 1-D, 2-D and 3-D by the weight's
+  // rank. Each of stride/dilation is one value for every dim or one per dim; padding is one value,
+  // one per dim, or (begin, end) per dim in pad2d order.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& dilation = {1},
+                const std::vector<int64_t>& padding = {0}) const;
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                          const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& dilation = {1},
+                          const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& output_padding = {0}) const;
+  Tensor max_pool2d(const std::vector<int64_t>& kernel_size = {2, 2}, const std::vector<int64_t>& stride = {},
+                    const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0}) const;
+  Tensor avg_pool2d(const std::vector<int64_t>& kernel_size = {2, 2}, const std::vector<int64_t>& stride = {},
+                    const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0},
+                    bool count_include_pad = true) const;
+  // (x - mean) * invstd * weight + bias, broadcast along `axis` (tinygrad's batchnorm).
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
+                   const Tensor& invstd, int axis = 1) const;
+  Tensor layernorm(const std::vector<int>& axes = {-1}, double eps = 1e-5) const;
+  Tensor dropout(double p = 0.5) const;  // identity unless Tensor::training
+  // this is the query (..., L, E); key (..., S, E); value (..., S, Ev). A bool mask keeps true entries.
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask = std::nullopt,
+                                      double dropout_p = 0, bool is_causal = false) const;
+  // Losses. `this` holds logits/predictions; reduction is "mean", "sum" or "none".
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0,
+                                         const std::string& reduction = "mean") const;
+  Tensor cross_entropy(const Tensor& Y, const std::string& reduction = "mean", double label_smoothing = 0) const;
+  Tensor nll_loss(const Tensor& Y, const std::optional<Tensor>& weight = std::nullopt, int64_t ignore_index = -1,
+                  const std::string& reduction = "mean") const;
+  Tensor binary_crossentropy(const Tensor& Y, const std::string& reduction = "mean") const;
+  Tensor binary_crossentropy_logits(const Tensor& Y, const std::string& reduction = "mean") const;
 
-  // Realization and data
+  // ---- realization and data --------------------------------------------------------------------------
   Tensor& realize();
   Tensor contiguous() const;
+  Tensor contiguous_backward() const;  // identity forward; makes the gradient contiguous
   Tensor to(const std::string& device) const;
   template <class T> T item() const;
   template <class T> std::vector<T> tolist() const;
 
   const Shape& shape() const;
+  int64_t size(int dim) const;
   DType dtype() const;
   const std::string& device() const;
   int ndim() const { return static_cast<int>(shape().size()); }
   int64_t numel() const;
-  const std::shared_ptr<LazyBuffer>& lazydata() const { return lazydata_; }
+  int64_t nbytes() const { return numel() * dtype().itemsize(); }
+  const std::shared_ptr<LazyBuffer>& lazydata() const;
 
  private:
-  std::shared_ptr<LazyBuffer> lazydata_;
+  std::shared_ptr<TensorImpl> impl_;
+  static Tensor wrap(std::shared_ptr<TensorImpl> impl);
+  friend struct TensorImpl;
+  friend class Function;
   static Tensor from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device);
   template <class T> static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const std::string& device) {
     if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: unpack to one byte each
@@ -135,7 +299,53 @@ class Tensor {
   }
   friend Tensor scalar_like(const Tensor& t, double v, DType pytype);
   void read(void* out, DType as) const;  // realizes, converts every element to `as`
-  int norm_axis(int axis, const char* op) const;
+ public:
+  int norm_axis(int axis, const char* op) const;  // -1 -> ndim-1; tg::Error when out of range
+};
+
+// RAII scopes for Tensor::no_grad and Tensor::training.
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(Tensor::no_grad) { Tensor::no_grad = true; }
+  ~NoGradGuard() { Tensor::no_grad = prev_; }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+ private:
+  bool prev_;
+};
+class TrainingGuard {
+ public:
+  explicit TrainingGuard(bool mode = true) : prev_(Tensor::training) { Tensor::training = mode; }
+  ~TrainingGuard() { Tensor::training = prev_; }
+  TrainingGuard(const TrainingGuard&) = delete;
+  TrainingGuard& operator=(const TrainingGuard&) = delete;
+ private:
+  bool prev_;
+};
+
+// Index arguments for Tensor::index, as libtorch's torch::indexing.
+namespace indexing {
+struct NoneIndex {};
+struct EllipsisIndex {};
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+struct Slice {
+  std::optional<int64_t> start, stop, step;
+  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
+        std::optional<int64_t> step = std::nullopt) : start(start), stop(stop), step(step) {}
+};
+}  // namespace indexing
+class TensorIndex {
+ public:
+  TensorIndex(int64_t i) : v_(i) {}
+  TensorIndex(int i) : v_(static_cast<int64_t>(i)) {}
+  TensorIndex(indexing::Slice s) : v_(s) {}
+  TensorIndex(indexing::NoneIndex n) : v_(n) {}
+  TensorIndex(indexing::EllipsisIndex e) : v_(e) {}
+  TensorIndex(Tensor t) : v_(std::move(t)) {}
+  const std::variant<int64_t, indexing::Slice, indexing::NoneIndex, indexing::EllipsisIndex, Tensor>& value() const { return v_; }
+ private:
+  std::variant<int64_t, indexing::Slice, indexing::NoneIndex, indexing::EllipsisIndex, Tensor> v_;
 };
 
 // A C++ scalar combined with a tensor follows tinygrad: an int keeps an int or float tensor's dtype,
@@ -163,8 +373,14 @@ TG_BINARY_OPERATOR(>, gt)
 TG_BINARY_OPERATOR(>=, ge)
 TG_BINARY_OPERATOR(==, eq)
 TG_BINARY_OPERATOR(!=, ne)
+TG_BINARY_OPERATOR(&, bitwise_and)
+TG_BINARY_OPERATOR(|, bitwise_or)
+TG_BINARY_OPERATOR(^, bitwise_xor)
 #undef TG_BINARY_OPERATOR
 inline Tensor operator-(const Tensor& a) { return a.neg(); }
+inline Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+inline Tensor operator<<(const Tensor& a, int64_t bits) { return a.lshift(bits); }
+inline Tensor operator>>(const Tensor& a, int64_t bits) { return a.rshift(bits); }
 
 template <class T> T Tensor::item() const {
   TG_CHECK(numel() == 1, "item: tensor of shape ", shape(), " has ", numel(), " elements, expected exactly 1");

@@ -1,0 +1,150 @@
+// The elementwise core: arithmetic, comparisons, casts and bitwise ops, each one autograd Function
+// (or a short composition of them) after tinygrad's broadcasting and dtype promotion.
+#include <cmath>
+
+#include "lazy/lazybuffer.h"
+#include "runtime/device.h"
+#include "tensor/internal.h"
+
+namespace tg {
+
+namespace detail {
+std::string dev_or_default(const std::string& d) { return Device::canonicalize(d.empty() ? Device::DEFAULT() : d); }
+
+std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype) {
+  TG_CHECK(a.device() == b.device(), op, ": tensors on different devices ", a.device(), " and ", b.device());
+  Shape sa = a.shape(), sb = b.shape();
+  size_t n = std::max(sa.size(), sb.size());
+  sa.insert(sa.begin(), n - sa.size(), 1);
+  sb.insert(sb.begin(), n - sb.size(), 1);
+  Shape out(n);
+  for (size_t i = 0; i < n; i++) {
+    TG_CHECK(sa[i] == sb[i] || sa[i] == 1 || sb[i] == 1, op, ": cannot broadcast shapes ", a.shape(), " and ", b.shape(),
+             " (", a.dtype().name(), ", ", b.dtype().name(), ")");
+    out[i] = sa[i] == 1 ? sb[i] : sa[i];
+  }
+  Tensor x = a.reshape(sa).expand(out), y = b.reshape(sb).expand(out);
+  if (match_dtype) {
+    DType d = least_upper_dtype({a.dtype(), b.dtype()});
+    x = x.cast(d);
+    y = y.cast(d);
+  }
+  return {x, y};
+}
+
+Tensor to_float(const Tensor& t) { return t.cast(least_upper_float(t.dtype())); }
+
+Tensor const_like(const Tensor& t, double v) { return Tensor::full(t.shape(), v, t.dtype(), t.device()); }
+}  // namespace detail
+
+using detail::broadcasted;
+using detail::to_float;
+
+Tensor scalar_like(const Tensor& t, double v, DType pytype) {
+  DType dt = t.dtype();
+  DType sdt = (dt.is_float() || (dt.is_int() && pytype.is_int())) ? dt : pytype;
+  return Tensor::full({}, v, sdt, t.device());
+}
+
+Tensor Tensor::add(const Tensor& o) const { auto [x, y] = broadcasted("add", *this, o); return Function::apply<F::Add>({x, y}); }
+Tensor Tensor::sub(const Tensor& o) const {
+  auto [x, y] = broadcasted("sub", *this, o);
+  TG_CHECK(!x.dtype().is_bool(), "sub: not supported for bool tensors");
+  return Function::apply<F::Sub>({x, y});
+}
+Tensor Tensor::mul(const Tensor& o) const { auto [x, y] = broadcasted("mul", *this, o); return Function::apply<F::Mul>({x, y}); }
+Tensor Tensor::div(const Tensor& o) const {
+  auto [x, y] = broadcasted("div", *this, o);
+  return Function::apply<F::Div>({to_float(x), to_float(y)});
+}
+Tensor Tensor::idiv(const Tensor& o) const {
+  auto [x, y] = broadcasted("idiv", *this, o);
+  TG_CHECK(x.dtype().is_int(), "idiv: needs integer tensors, got ", dtype().name(), " and ", o.dtype().name());
+  return Function::apply<F::IDiv>({x, y});
+}
+Tensor Tensor::neg() const { return dtype().is_bool() ? logical_not() : Function::apply<F::Neg>({*this}); }
+Tensor Tensor::reciprocal() const { return Function::apply<F::Reciprocal>({to_float(*this)}); }
+Tensor Tensor::exp() const { return Function::apply<F::Exp>({to_float(*this)}); }
+Tensor Tensor::log() const { return Function::apply<F::Log>({to_float(*this)}); }
+Tensor Tensor::exp2() const { return (to_float(*this) * M_LN2).exp(); }
+Tensor Tensor::log2() const { return log() * (1 / M_LN2); }
+Tensor Tensor::sqrt() const { return Function::apply<F::Sqrt>({to_float(*this)}); }
+Tensor Tensor::sin() const { return Function::apply<F::Sin>({to_float(*this)}); }
+Tensor Tensor::cos() const { return ((M_PI / 2) - to_float(*this)).sin(); }
+Tensor Tensor::relu() const { return Function::apply<F::Relu>({*this}); }
+Tensor Tensor::sigmoid() const { return Function::apply<F::Sigmoid>({to_float(*this)}); }
+Tensor Tensor::tanh() const { return 2.0 * (2.0 * to_float(*this)).sigmoid() - 1.0; }
+Tensor Tensor::sign() const { return Function::apply<F::Sign>({*this}); }
+Tensor Tensor::abs() const { return dtype().is_bool() ? *this : *this * sign(); }
+
+Tensor Tensor::maximum(const Tensor& o) const {
+  auto [x, y] = broadcasted("maximum", *this, o);
+  if (!x.dtype().is_float()) return x.lt(y).where(y, x);
+  // ties share the gradient, as tinygrad: (x<y) ? y : (x==y) ? (x+y)/2 : x
+  return x.lt(y).detach().where(y, x.eq(y).detach().where(x * 0.5 + y * 0.5, x));
+}
+Tensor Tensor::minimum(const Tensor& o) const {
+  auto [x, y] = broadcasted("minimum", *this, o);
+  if (!x.dtype().is_float()) return x.lt(y).where(x, y);
+  return -((-x).maximum(-y));
+}
+Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
+  auto [x, y] = broadcasted("where", a, b);
+  auto [c, x2] = broadcasted("where", cast(dtypes::bool_), x, false);
+  auto [c2, y2] = broadcasted("where", c, y, false);
+  return Function::apply<F::Where>({c2, x2, y2});
+}
+Tensor Tensor::where(double a, double b) const {
+  return where(Tensor::full({}, a, dtypes::default_float, device()), Tensor::full({}, b, dtypes::default_float, device()));
+}
+Tensor Tensor::lt(const Tensor& o) const { auto [x, y] = broadcasted("lt", *this, o); return Function::apply<F::Less>({x, y}); }
+Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
+Tensor Tensor::le(const Tensor& o) const { return gt(o).logical_not(); }
+Tensor Tensor::ge(const Tensor& o) const { return lt(o).logical_not(); }
+Tensor Tensor::eq(const Tensor& o) const { auto [x, y] = broadcasted("eq", *this, o); return Function::apply<F::Eq>({x, y}); }
+Tensor Tensor::ne(const Tensor& o) const { return eq(o).logical_not(); }
+Tensor Tensor::logical_not() const {
+  Tensor b = cast(dtypes::bool_);
+  return Function::apply<F::Eq>({b, Tensor::full(shape(), 0, dtypes::bool_, device())});
+}
+Tensor Tensor::cast(DType d) const {
+  TG_CHECK(d.count == 1 && !d.ptr && d.scalar != Scalar::Void, "cast: cannot cast to ", d.name());
+  if (d == dtype()) return *this;
+  return Function::apply<F::Cast>({*this}, d, false);
+}
+Tensor Tensor::bitcast(DType d) const {
+  TG_CHECK(d.count == 1 && !d.ptr && d.scalar != Scalar::Void, "bitcast: cannot bitcast to ", d.name());
+  TG_CHECK(d.itemsize() == dtype().itemsize(), "bitcast: ", dtype().name(), " and ", d.name(), " differ in size");
+  if (d == dtype()) return *this;
+  return Function::apply<F::Cast>({*this}, d, true);
+}
+
+// ---- bitwise --------------------------------------------------------------------------------------
+
+namespace {
+std::pair<Tensor, Tensor> bitwise_args(const char* op, const Tensor& a, const Tensor& b) {
+  auto [x, y] = broadcasted(op, a, b);
+  TG_CHECK(x.dtype().is_int() || x.dtype().is_bool(), op, ": needs integer or bool tensors, got ", a.dtype().name(), " and ",
+           b.dtype().name());
+  return {x, y};
+}
+}  // namespace
+Tensor Tensor::bitwise_xor(const Tensor& o) const { auto [x, y] = bitwise_args("bitwise_xor", *this, o); return Function::apply<F::Xor>({x, y}); }
+Tensor Tensor::bitwise_and(const Tensor& o) const { auto [x, y] = bitwise_args("bitwise_and", *this, o); return Function::apply<F::BitwiseAnd>({x, y}); }
+Tensor Tensor::bitwise_or(const Tensor& o) const { auto [x, y] = bitwise_args("bitwise_or", *this, o); return Function::apply<F::BitwiseOr>({x, y}); }
+Tensor Tensor::bitwise_not() const {
+  TG_CHECK(dtype().is_int() || dtype().is_bool(), "bitwise_not: needs an integer or bool tensor, got ", dtype().name());
+  return dtype().is_bool() ? logical_not() : bitwise_xor(Tensor::full({}, -1, dtype(), device()));
+}
+Tensor Tensor::lshift(int64_t bits) const {
+  TG_CHECK(dtype().is_int(), "lshift: needs an integer tensor, got ", dtype().name());
+  TG_CHECK(bits >= 0 && bits < dtype().itemsize() * 8, "lshift: shift ", bits, " out of range for ", dtype().name());
+  return Function::apply<F::Shl>({*this, Tensor::full(shape(), static_cast<double>(bits), dtype(), device())});
+}
+Tensor Tensor::rshift(int64_t bits) const {
+  TG_CHECK(dtype().is_int(), "rshift: needs an integer tensor, got ", dtype().name());
+  TG_CHECK(bits >= 0 && bits < dtype().itemsize() * 8, "rshift: shift ", bits, " out of range for ", dtype().name());
+  return Function::apply<F::Shr>({*this, Tensor::full(shape(), static_cast<double>(bits), dtype(), device())});
+}
+
+}  // namespace tg

@@ -1,0 +1,148 @@
+// Autograd Functions (tinygrad's function.py): the primitives every Tensor op is composed of.
+//
+// A Function runs forward on LazyBuffers and, when an input requires grad, is kept as the result's
+// context so backward() can later map the output's gradient to one gradient per input. Each primitive
+// saves only what its backward needs. Ops that have no gradient (comparisons, bitwise) return nullptr.
+#pragma once
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "lazy/lazybuffer.h"
+#include "tg/tensor.h"
+
+namespace tg {
+
+class Function;
+
+// What a Tensor handle points at.
+struct TensorImpl {
+  LBPtr lazydata;
+  std::optional<bool> requires_grad;
+  std::shared_ptr<TensorImpl> grad;
+  std::shared_ptr<Function> ctx;  // the Function that made this tensor, while a backward may need it
+};
+
+class Function {
+ public:
+  virtual ~Function() = default;
+  // One gradient per input; nullptr for inputs that need none (or that have no gradient at all).
+  virtual std::vector<LBPtr> backward(const LBPtr& grad_output) = 0;
+
+  // Runs F(args...) forward on xs and links the result into the graph when a gradient is needed.
+  template <class F, class... A>
+  static Tensor apply(const std::vector<Tensor>& xs, A&&... args) {
+    auto fn = std::make_shared<F>(std::forward<A>(args)...);
+    return fn->run(fn, xs);
+  }
+
+  std::vector<bool> needs_input_grad;
+  std::vector<std::shared_ptr<TensorImpl>> parents;
+
+ protected:
+  virtual LBPtr forward(const std::vector<LBPtr>& x) = 0;
+
+ private:
+  Tensor run(std::shared_ptr<Function> self, const std::vector<Tensor>& xs);
+};
+
+namespace F {
+
+// ---- unary ----
+struct Contiguous : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct ContiguousBackward : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Cast : Function {
+  Cast(DType d, bool bitcast) : dtype(d), bitcast(bitcast) {}
+  DType dtype, input_dtype;
+  bool bitcast;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Neg : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Reciprocal : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sin : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Relu : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Log : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Exp : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sqrt : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sigmoid : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sign : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+
+// ---- binary and ternary ----
+// Comparisons and integer/bitwise ops: forward only, no gradient.
+template <Ops op>
+struct NoGradBinary : Function {
+  LBPtr forward(const std::vector<LBPtr>& x) override { return x[0]->e(op, {x[1]}); }
+  std::vector<LBPtr> backward(const LBPtr&) override { return {nullptr, nullptr}; }
+};
+using Less = NoGradBinary<Ops::CMPLT>;
+using Xor = NoGradBinary<Ops::XOR>;
+using BitwiseAnd = NoGradBinary<Ops::AND>;
+using BitwiseOr = NoGradBinary<Ops::OR>;
+using IDiv = NoGradBinary<Ops::IDIV>;
+using Shl = NoGradBinary<Ops::SHL>;
+using Shr = NoGradBinary<Ops::SHR>;
+struct Eq : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Add : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sub : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Mul : Function { LBPtr x, y; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Div : Function { LBPtr x, y; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Where : Function { LBPtr cond; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+
+// ---- reduce ----
+struct Sum : Function {
+  explicit Sum(std::vector<int> axes) : axes(std::move(axes)) {}
+  std::vector<int> axes;
+  Shape input_shape;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Max : Function {
+  explicit Max(std::vector<int> axes) : axes(std::move(axes)) {}
+  std::vector<int> axes;
+  LBPtr x, ret;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+
+// ---- movement ----
+struct Expand : Function {
+  explicit Expand(Shape shape) : shape(std::move(shape)) {}
+  Shape shape, input_shape;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Reshape : Function {
+  explicit Reshape(Shape shape) : shape(std::move(shape)) {}
+  Shape shape, input_shape;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Permute : Function {
+  explicit Permute(std::vector<int> order) : order(std::move(order)) {}
+  std::vector<int> order;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Pad : Function {
+  explicit Pad(std::vector<std::pair<int64_t, int64_t>> arg) : arg(std::move(arg)) {}
+  std::vector<std::pair<int64_t, int64_t>> arg;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Shrink : Function {
+  explicit Shrink(std::vector<std::pair<int64_t, int64_t>> arg) : arg(std::move(arg)) {}
+  std::vector<std::pair<int64_t, int64_t>> arg;
+  Shape input_shape;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+struct Flip : Function {
+  explicit Flip(std::vector<bool> axes) : axes(std::move(axes)) {}
+  std::vector<bool> axes;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
+
+}  // namespace F
+}  // namespace tg
