@@ -10,6 +10,7 @@ PACKAGES=(
   libbenchmark-dev                           # bench/
   python3-numpy python3-torch                # reference values in tests (Debian's /usr/bin/python3)
   libopenblas0-pthread                       # fast BLAS for numpy/torch references
+  nlohmann-json3-dev                         # safetensors headers (JSON), the test reference bridge
 )
 
 missing=()
