@@ -60,6 +60,8 @@ int Tensor::norm_axis(int axis, const char* op) const {
 
 std::optional<bool> Tensor::requires_grad() const { return impl_->requires_grad; }
 Tensor& Tensor::requires_grad_(bool r) {
+  TG_CHECK(!r || dtype().is_float(), "requires_grad_: only float tensors can require gradients, got ", dtype().name(),
+           " of shape ", shape());
   impl_->requires_grad = r;
   return *this;
 }

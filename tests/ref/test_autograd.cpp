@@ -109,6 +109,7 @@ TEST(Autograd, BadInputs) {
   EXPECT_THROW((x * 2).backward(), tg::Error);                    // non-scalar without a gradient
   EXPECT_THROW((x * 2).backward(Tensor({1.f, 2.f, 3.f})), tg::Error);  // wrong gradient shape
   EXPECT_THROW(Tensor({1.f}).grad(), tg::Error);
+  EXPECT_THROW(Tensor({1, 2}).requires_grad_(), tg::Error);  // ints have no gradient
   try {
     (x * 2).backward();
   } catch (const tg::Error& e) {
