@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev                  # tests
   libbenchmark-dev                           # bench/
   python3-numpy python3-torch                # reference values in tests (Debian's /usr/bin/python3)
+  zlib1g-dev dataset-fashion-mnist           # gzip idx files; the Fashion-MNIST example and its test
   libopenblas0-pthread                       # fast BLAS for numpy/torch references
   nlohmann-json3-dev                         # safetensors headers (JSON), the test reference bridge
 )
