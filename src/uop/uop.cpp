@@ -76,7 +76,10 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
   int64_t dlo = dt.is_bool() ? 0 : sat(static_cast<__int128>(dt.min())), dhi = dt.is_bool() ? 1 : sat(static_cast<__int128>(dt.max()));
   // comparisons of floats have no integer bounds to reason with
   if ((op == Ops::CMPLT || op == Ops::CMPNE) && s[0]->dtype.is_float()) return {0, 1};
-  auto clamp = [&](__int128 lo, __int128 hi) { return std::pair{std::max<int64_t>(sat(lo), dlo), std::min<int64_t>(sat(hi), dhi)}; };
+  // a result that can leave the dtype's range wraps around (C semantics): then anything is possible
+  auto clamp = [&](__int128 lo, __int128 hi) {
+    return lo < dlo || hi > dhi ? std::pair{dlo, dhi} : std::pair{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+  };
   switch (op) {
     case Ops::CONST: { int64_t v = std::get<int64_t>(arg); return {v, v}; }
     case Ops::RANGE: return {s[0]->vmin, s[1]->vmax - 1};

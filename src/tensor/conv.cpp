@@ -1,0 +1,234 @@
+// Convolutions and pooling, after tinygrad: the input is cut into sliding windows by movement ops alone
+// (`pool`: pad/shrink/reshape/expand/permute, all views), so a conv is one multiply and one sum, and a
+// pool is one max or sum. Nothing is copied until the kernel that reads the windows runs.
+#include <algorithm>
+#include <numeric>
+
+#include "tensor/internal.h"
+
+namespace tg {
+
+namespace {
+
+// One value for every spatial dim, or one per dim.
+Shape per_dim(const std::vector<int64_t>& v, size_t n, const char* op, const char* what) {
+  TG_CHECK(v.size() == 1 || v.size() == n, op, ": ", what, " needs 1 or ", n, " values, got ", v);
+  Shape r = v.size() == 1 ? Shape(n, v[0]) : Shape(v);
+  return r;
+}
+
+// Padding in pad2d order ((begin, end) pairs from the last dim backwards): from one value, one per dim
+// (begin == end) or the pairs themselves.
+std::vector<int64_t> padding_pairs(const std::vector<int64_t>& p, size_t n, const char* op) {
+  TG_CHECK(p.size() == 1 || p.size() == n || p.size() == 2 * n, op, ": padding needs 1, ", n, " or ", 2 * n,
+           " values for ", n, " spatial dims, got ", p);
+  if (p.size() == 2 * n) return p;
+  if (p.size() == 1) return std::vector<int64_t>(2 * n, p[0]);
+  std::vector<int64_t> r;
+  for (size_t i = n; i-- > 0;) r.insert(r.end(), {p[i], p[i]});
+  return r;
+}
+
+// pad2d on the trailing dims: pairs from the last dim backwards, negative values crop.
+Tensor pad_trailing(const Tensor& x, const std::vector<int64_t>& pairs, double value, const char* op) {
+  size_t n = pairs.size() / 2;
+  TG_CHECK(n <= static_cast<size_t>(x.ndim()), op, ": padding ", pairs, " has more dims than shape ", x.shape());
+  std::vector<std::pair<int64_t, int64_t>> pad(x.ndim(), {0, 0}), crop;
+  for (size_t i = 0; i < n; i++) pad[x.ndim() - 1 - i] = {std::max<int64_t>(0, pairs[2 * i]), std::max<int64_t>(0, pairs[2 * i + 1])};
+  Tensor r = x.pad(pad, value);
+  for (int d = 0; d < r.ndim(); d++) {
+    size_t i = static_cast<size_t>(x.ndim() - 1 - d);
+    int64_t b = i < n ? std::max<int64_t>(0, -pairs[2 * i]) : 0, e = i < n ? std::max<int64_t>(0, -pairs[2 * i + 1]) : 0;
+    TG_CHECK(b + e <= r.shape()[d], op, ": padding ", pairs, " crops more than dim ", d, " of shape ", x.shape(), " holds");
+    crop.emplace_back(b, r.shape()[d] - e);
+  }
+  return r.shrink(crop);
+}
+
+// (..., *i) -> (..., *o, *k): every window of size k (stride s, dilation d) over the trailing dims.
+Tensor pool(const Tensor& x, const Shape& k, const Shape& s, const Shape& d, const char* op) {
+  size_t n = k.size(), lead = static_cast<size_t>(x.ndim()) - n;
+  auto mid = x.shape().begin() + static_cast<std::ptrdiff_t>(lead);
+  Shape noop(x.shape().begin(), mid), i(mid, x.shape().end()), o(n);
+  for (size_t j = 0; j < n; j++) {
+    TG_CHECK(k[j] > 0 && s[j] > 0 && d[j] > 0, op, ": kernel ", k, ", stride ", s, " and dilation ", d, " must be positive");
+    TG_CHECK(d[j] * (k[j] - 1) + 1 <= i[j], op, ": kernel ", k, " with dilation ", d, " is bigger than the (padded) input ",
+             x.shape(), " (", x.dtype().name(), ")");
+    o[j] = (i[j] - d[j] * (k[j] - 1) - 1) / s[j] + 1;
+  }
+  auto grid = [&](auto&& f) { Shape r = noop; for (size_t j = 0; j < n; j++) f(r, j); return r; };
+  // (begin, end) bounds keeping the leading dims whole; f adds or sets those of the window dims
+  auto bounds = [&](auto&& f, size_t dims = 0) {
+    std::vector<std::pair<int64_t, int64_t>> r(lead + dims, {0, 0});
+    for (size_t j = 0; j < lead; j++) r[j] = {0, noop[j]};
+    for (size_t j = 0; j < n; j++) f(r, j);
+    return r;
+  };
+  std::vector<int> order(lead);
+  std::iota(order.begin(), order.end(), 0);
+  bool overlap = false;
+  for (size_t j = 0; j < n; j++) overlap |= k[j] > s[j] || d[j] != 1;
+  if (!overlap) {
+    // windows do not overlap: pad/crop to o*s, split each dim into (o, s) and keep the first k of s
+    std::vector<std::pair<int64_t, int64_t>> pad(lead + n, {0, 0});
+    for (size_t j = 0; j < n; j++) pad[lead + j] = {0, std::max<int64_t>(0, o[j] * s[j] - i[j])};
+    Tensor t = x.pad(pad);
+    t = t.shrink(bounds([&](auto& r, size_t j) { r[lead + j] = {0, o[j] * s[j]}; }, n));
+    t = t.reshape(grid([&](Shape& r, size_t j) { r.insert(r.end(), {o[j], s[j]}); }));
+    t = t.shrink(bounds([&](auto& r, size_t j) { r.insert(r.end(), {{0, o[j]}, {0, k[j]}}); }));
+    for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(lead + 2 * j));
+    for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(lead + 2 * j + 1));
+    return t.permute(order);
+  }
+  // Overlapping windows: repeat each dim, then read it as k rows of length L = m*i + d. Row r then starts
+  // at element r*d of the input (mod i), so column c*s of row r is input element c*s + r*d. L must hold
+  // o*s columns; m = 1 is enough unless the stride is much larger than the kernel.
+  Shape L(n), rep(n);
+  for (size_t j = 0; j < n; j++) {
+    int64_t m = std::max<int64_t>(1, (o[j] * s[j] - d[j] + i[j] - 1) / i[j]);
+    L[j] = m * i[j] + d[j];
+    rep[j] = (k[j] * L[j] + i[j] - 1) / i[j];
+  }
+  Tensor t = x.reshape(grid([&](Shape& r, size_t j) { r.insert(r.end(), {1, i[j]}); }))
+                 .expand(grid([&](Shape& r, size_t j) { r.insert(r.end(), {rep[j], i[j]}); }))
+                 .reshape(grid([&](Shape& r, size_t j) { r.push_back(rep[j] * i[j]); }));
+  t = t.shrink(bounds([&](auto& r, size_t j) { r[lead + j] = {0, k[j] * L[j]}; }, n));
+  t = t.reshape(grid([&](Shape& r, size_t j) { r.insert(r.end(), {k[j], L[j]}); }));
+  t = t.shrink(bounds([&](auto& r, size_t j) { r.insert(r.end(), {{0, k[j]}, {0, o[j] * s[j]}}); }));
+  t = t.reshape(grid([&](Shape& r, size_t j) { r.insert(r.end(), {k[j], o[j], s[j]}); }));
+  t = t.shrink(bounds([&](auto& r, size_t j) { r.insert(r.end(), {{0, k[j]}, {0, o[j]}, {0, 1}}); }));
+  t = t.reshape(grid([&](Shape& r, size_t j) { r.insert(r.end(), {k[j], o[j]}); }));
+  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(lead + 2 * j + 1));
+  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(lead + 2 * j));
+  return t.permute(order);
+}
+
+// The last n axes, as negative reduce axes.
+std::vector<int> last_axes(size_t n) {
+  std::vector<int> ax;
+  for (size_t j = 0; j < n; j++) ax.push_back(-1 - static_cast<int>(j));
+  return ax;
+}
+
+struct PoolArgs {
+  Shape k, s, d;
+  std::vector<int64_t> pad;
+};
+PoolArgs pool_args(const Tensor& x, const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride,
+                   const std::vector<int64_t>& dilation, const std::vector<int64_t>& padding, const char* op) {
+  TG_CHECK(!kernel_size.empty(), op, ": kernel_size is empty");
+  PoolArgs a;
+  a.k = kernel_size.size() == 1 ? Shape(2, kernel_size[0]) : Shape(kernel_size);  // one value: a square kernel
+  size_t n = a.k.size();
+  TG_CHECK(static_cast<size_t>(x.ndim()) >= n, op, ": a ", n, "-D kernel ", kernel_size, " needs an input with at least ", n,
+           " dims, got shape ", x.shape(), " (", x.dtype().name(), ")");
+  a.s = stride.empty() ? a.k : per_dim(stride, n, op, "stride");
+  a.d = per_dim(dilation, n, op, "dilation");
+  a.pad = padding_pairs(padding, n, op);
+  return a;
+}
+
+}  // namespace
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, const std::vector<int64_t>& stride,
+                      const std::vector<int64_t>& dilation, const std::vector<int64_t>& padding) const {
+  const char* op = "conv2d";
+  TG_CHECK(weight.ndim() >= 3 && ndim() == weight.ndim(), op, ": input ", shape(), " (", dtype().name(), ") and weight ", weight.shape(),
+           " (", weight.dtype().name(), ") need the same rank, (N, C, *spatial) and (Cout, C/groups, *kernel) with 1+ spatial dims");
+  TG_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
+  int64_t bs = shape()[0], cin_ = shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
+  TG_CHECK(cin * groups == cin_, op, ": input ", shape(), " has ", cin_, " channels but weight ", weight.shape(), " with groups=", groups,
+           " expects ", cin * groups);
+  TG_CHECK(cout % groups == 0, op, ": groups=", groups, " does not divide the ", cout, " output channels of weight ", weight.shape());
+  if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ")");
+  Shape hw(weight.shape().begin() + 2, weight.shape().end());
+  size_t n = hw.size();
+  Tensor x = pool(pad_trailing(*this, padding_pairs(padding, n, op), 0, op), hw, per_dim(stride, n, op, "stride"),
+                  per_dim(dilation, n, op, "dilation"), op);  // (bs, groups*cin, *oyx, *hw)
+  int64_t rcout = cout / groups;
+  Shape oyx(x.shape().begin() + 2, x.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
+  auto shape_of = [&](Shape head, const Shape& mid, Shape tail) {
+    head.insert(head.end(), mid.begin(), mid.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  Shape xs = shape_of({bs, groups, cin, 1}, oyx, hw), xe = shape_of({bs, groups, cin, rcout}, oyx, hw);
+  std::vector<int> order{0, 1, 3};
+  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(4 + j));
+  order.push_back(2);
+  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(4 + n + j));
+  x = x.reshape(xs).expand(xe).permute(order);  // (bs, groups, rcout, *oyx, cin, *hw)
+  Tensor w = weight.reshape(shape_of({1, groups, rcout}, Shape(n, 1), shape_of({cin}, hw, {})));
+  Tensor ret = (x * w).sum(last_axes(n + 1)).reshape(shape_of({bs, cout}, oyx, {}));
+  return bias ? ret + bias->reshape(shape_of({1, cout}, Shape(n, 1), {})) : ret;
+}
+
+Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, const std::vector<int64_t>& stride,
+                                const std::vector<int64_t>& dilation, const std::vector<int64_t>& padding,
+                                const std::vector<int64_t>& output_padding) const {
+  const char* op = "conv_transpose2d";
+  TG_CHECK(weight.ndim() >= 3 && ndim() == weight.ndim(), op, ": input ", shape(), " (", dtype().name(), ") and weight ", weight.shape(),
+           " (", weight.dtype().name(), ") need the same rank, (N, C, *spatial) and (C, Cout/groups, *kernel) with 1+ spatial dims");
+  TG_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
+  int64_t cin = weight.shape()[0], rcout = weight.shape()[1];
+  TG_CHECK(shape()[1] == cin, op, ": input ", shape(), " has ", shape()[1], " channels but weight ", weight.shape(), " expects ", cin);
+  TG_CHECK(cin % groups == 0, op, ": groups=", groups, " does not divide the ", cin, " input channels of weight ", weight.shape());
+  Shape hw(weight.shape().begin() + 2, weight.shape().end());
+  size_t n = hw.size();
+  Shape s = per_dim(stride, n, op, "stride"), d = per_dim(dilation, n, op, "dilation"), p = per_dim(padding, n, op, "padding"),
+        op_ = per_dim(output_padding, n, op, "output_padding");
+  for (size_t j = 0; j < n; j++) {
+    TG_CHECK(s[j] > 0 && d[j] > 0, op, ": stride ", stride, " and dilation ", dilation, " must be positive");
+    TG_CHECK(op_[j] >= 0 && op_[j] < std::max(s[j], d[j]), op, ": output_padding ", output_padding,
+             " must be smaller than stride or dilation (", stride, ", ", dilation, ")");
+  }
+  // the transposed conv is a conv with the kernel flipped and in/out channels swapped per group
+  Shape wg{groups, cin / groups, rcout};
+  wg.insert(wg.end(), hw.begin(), hw.end());
+  std::vector<int> flip_axes;
+  for (size_t j = 0; j < n; j++) flip_axes.push_back(static_cast<int>(3 + j));
+  Shape wf{groups * rcout, cin / groups};
+  wf.insert(wf.end(), hw.begin(), hw.end());
+  Tensor w = weight.reshape(wg).transpose(1, 2).flip(flip_axes).reshape(wf);
+  // dilate the input by the stride: s-1 zeros between neighbours
+  Tensor x = *this;
+  bool strided = std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; });
+  if (strided) {
+    Shape a(shape().begin(), shape().begin() + 2), b = a;
+    std::vector<std::pair<int64_t, int64_t>> pad(2, {0, 0}), crop{{0, shape()[0]}, {0, shape()[1]}};
+    for (size_t j = 0; j < n; j++) {
+      int64_t k = shape()[2 + j];
+      a.insert(a.end(), {k, 1});
+      pad.insert(pad.end(), {{0, 0}, {0, s[j] - 1}});
+      b.push_back(k * s[j]);
+      crop.emplace_back(0, k * s[j] - (s[j] - 1));
+    }
+    x = x.reshape(a).pad(pad).reshape(b).shrink(crop);
+  }
+  std::vector<int64_t> pairs;
+  for (size_t j = n; j-- > 0;) {
+    int64_t e = (hw[j] - 1) * d[j] - p[j];
+    pairs.insert(pairs.end(), {e, e + op_[j]});
+  }
+  return x.conv2d(w, bias, groups, {1}, d, pairs);
+}
+
+Tensor Tensor::max_pool2d(const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
+                          const std::vector<int64_t>& padding) const {
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d");
+  // padding must never win the max: the dtype's lowest value (-inf for floats)
+  Tensor x = pad_trailing(*this, a.pad, dtype().min(), "max_pool2d");
+  return pool(x, a.k, a.s, a.d, "max_pool2d").max(last_axes(a.k.size()));
+}
+
+Tensor Tensor::avg_pool2d(const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
+                          const std::vector<int64_t>& padding, bool count_include_pad) const {
+  PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "avg_pool2d");
+  auto windows = [&](const Tensor& t) { return pool(pad_trailing(t, a.pad, 0, "avg_pool2d"), a.k, a.s, a.d, "avg_pool2d"); };
+  std::vector<int> ax = last_axes(a.k.size());
+  if (count_include_pad) return windows(*this).mean(ax);
+  // divide by the number of real (unpadded) elements in each window
+  return windows(*this).sum(ax) / windows(ones_like(dtypes::default_float)).sum(ax);
+}
+
+}  // namespace tg

@@ -1,0 +1,124 @@
+// Reductions and scans beyond sum/max (prod, any, all, argmax, argmin, cumsum, cummax, topk) against
+// PyTorch, forward and gradients, and their bad-input errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ref.h"
+
+using namespace tgtest;
+using tg::Tensor;
+using tg::dtypes::int32;
+
+TEST(Reduce, Prod) {
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].prod({1}); }, "x0.prod(1)");
+  check_op({{3, 4}}, [](auto& x) { return x[0].prod(); }, "x0.prod()");
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].prod({-1}, true); }, "x0.prod(-1, keepdim=True)");
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].prod({0, 2}); }, "x0.permute(1, 0, 2).reshape(4, 15).prod(1)");
+  // a long axis crosses the intermediate realizations of the multiply tree
+  check_op({{2, 37}}, [](auto& x) { return x[0].prod({1}); }, "x0.prod(1)", {.low = 0.8, .high = 1.2});
+  check_op({{3, 5}}, [](auto& x) { return x[0].prod({0}); }, "x0.prod(0)", {.low = -4, .high = 5, .dtype = int32});
+}
+
+TEST(Reduce, ProdGradientWithZeros) {
+  // one zero: its gradient is the product of the others; two zeros: every gradient is 0
+  Tensor x = Tensor(std::vector<float>{1.5f, 0.f, -2.f, 3.f, 0.f, 0.f, 2.f, -1.f}, {2, 4});
+  check_op_inputs({x}, [](auto& x) { return std::vector<Tensor>{x[0].prod({1})}; }, "x0.prod(1)");
+  check_op_inputs({x}, [](auto& x) { return std::vector<Tensor>{x[0].prod({0})}; }, "x0.prod(0)");
+}
+
+TEST(Reduce, AnyAll) {
+  check_op({{3, 4}}, [](auto& x) { return (x[0] > 1).any(); }, "(x0 > 1).any()");
+  check_op({{3, 4}}, [](auto& x) { return (x[0] > 1).any({1}); }, "(x0 > 1).any(1)");
+  check_op({{3, 4, 2}}, [](auto& x) { return (x[0] > 0).any({-1}, true); }, "(x0 > 0).any(-1, keepdim=True)");
+  check_op({{3, 4}}, [](auto& x) { return (x[0] > -1.5).all(); }, "(x0 > -1.5).all()");
+  check_op({{3, 4}}, [](auto& x) { return (x[0] > -1).all({0}); }, "(x0 > -1).all(0)");
+  check_op({{3, 4, 2}}, [](auto& x) { return x[0].all({0, 2}); }, "(x0 != 0).permute(1, 0, 2).reshape(4, 6).all(1)",
+           {.low = -1, .high = 3, .dtype = int32});
+  EXPECT_FALSE(Tensor::zeros({0, 2}).any().item<bool>());
+  EXPECT_TRUE(Tensor::zeros({0, 2}).all().item<bool>());
+}
+
+TEST(Reduce, ArgmaxArgmin) {
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].argmax(); }, "x0.argmax()");
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].argmax(1); }, "x0.argmax(1)");
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].argmax(-1, true); }, "x0.argmax(-1, keepdim=True)");
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].argmin(); }, "x0.argmin()");
+  check_op({{3, 4, 5}}, [](auto& x) { return x[0].argmin(0); }, "x0.argmin(0)");
+  check_op({{3, 4}}, [](auto& x) { return x[0].argmin(-1, true); }, "x0.argmin(-1, keepdim=True)");
+  // small ints: many ties, the first index wins as in torch
+  check_op({{4, 6}}, [](auto& x) { return x[0].argmax(1); }, "x0.argmax(1)", {.low = -2, .high = 3, .dtype = int32});
+  check_op({{4, 6}}, [](auto& x) { return x[0].argmin(0); }, "x0.argmin(0)", {.low = -2, .high = 3, .dtype = int32});
+  // a long flattened axis: the index ramp is built in two levels, not by an O(n^2) arange
+  check_op({{300, 250}}, [](auto& x) { return x[0].argmax(); }, "x0.argmax()");
+  // as torch, the first NaN is both the max and the min
+  Tensor nan = Tensor(std::vector<float>{1, NAN, 3, NAN, 2, 0, -1, 4}, {2, 4});
+  check_op_inputs({nan}, [](auto& x) { return std::vector<Tensor>{x[0].argmax(1), x[0].argmin(1), x[0].argmax()}; },
+                  "x0.argmax(1), x0.argmin(1), x0.argmax()");
+  EXPECT_EQ(Tensor({1, 3, 3, 1}).argmax().dtype(), int32);
+  EXPECT_EQ(Tensor({1, 3, 3, 1}).argmax().item<int>(), 1);
+  EXPECT_EQ(Tensor({1, 3, 3, 1}).argmax(std::nullopt, true).shape(), (tg::Shape{1}));
+}
+
+TEST(Reduce, Cumsum) {
+  check_op({{3, 5}}, [](auto& x) { return x[0].cumsum(0); }, "x0.cumsum(0)");
+  check_op({{3, 5}}, [](auto& x) { return x[0].cumsum(-1); }, "x0.cumsum(-1)");
+  check_op({{2, 3, 4}}, [](auto& x) { return x[0].cumsum(1); }, "x0.cumsum(1)");
+  check_op({{4, 6}}, [](auto& x) { return x[0].cumsum(1); }, "x0.cumsum(1)", {.low = -9, .high = 9, .dtype = int32});
+  // longer than one block: scanned blocks plus carries; positive inputs keep the relative error small
+  check_op({{2, 600}}, [](auto& x) { return x[0].cumsum(1); }, "x0.cumsum(1)", {.low = 0, .high = 1});
+}
+
+TEST(Reduce, Cummax) {
+  check_op({{3, 6}}, [](auto& x) { return x[0].cummax(1); }, "torch.cummax(x0, 1).values");
+  check_op({{3, 6}}, [](auto& x) { return x[0].cummax(-2); }, "torch.cummax(x0, -2).values");
+  check_op({{4, 6}}, [](auto& x) { return x[0].cummax(1); }, "torch.cummax(x0, 1).values", {.low = -50, .high = 50, .dtype = int32});
+  check_op({{2, 300}}, [](auto& x) { return x[0].cummax(1); }, "torch.cummax(x0, 1).values");
+}
+
+TEST(Reduce, Topk) {
+  auto pair = [](std::pair<Tensor, Tensor> p) { return std::vector<Tensor>{p.first, p.second}; };
+  check_op_multi({{3, 6}}, [&](auto& x) { return pair(x[0].topk(3)); }, "torch.topk(x0, 3)");
+  check_op_multi({{5, 4}}, [&](auto& x) { return pair(x[0].topk(2, 0)); }, "torch.topk(x0, 2, dim=0)");
+  check_op_multi({{2, 5, 3}}, [&](auto& x) { return pair(x[0].topk(4, -2, false)); }, "torch.topk(x0, 4, dim=-2, largest=False)");
+  check_op_multi({{7}}, [&](auto& x) { return pair(x[0].topk(7)); }, "torch.topk(x0, 7)");
+  // distinct ints (a permutation) so the index order is defined
+  Tensor perm = Tensor(std::vector<int>{4, -3, 9, 0, 7, 1}, {2, 3});
+  check_op_inputs({perm}, [&](auto& x) { return pair(x[0].topk(2, 1)); }, "torch.topk(x0, 2, 1)");
+  auto [v, i] = Tensor::full({}, 3.f).topk(1);
+  EXPECT_EQ(v.shape(), tg::Shape{});
+  EXPECT_EQ(i.item<int>(), 0);
+}
+
+TEST(Reduce, BadInputs) {
+  Tensor a = Tensor::ones({2, 3});
+  EXPECT_THROW(a.prod({2}), tg::Error);
+  EXPECT_THROW(a.prod({1, -1}), tg::Error);
+  EXPECT_THROW(a.any({-3}), tg::Error);
+  EXPECT_THROW(a.all({5}), tg::Error);
+  EXPECT_THROW(a.argmax(2), tg::Error);
+  EXPECT_THROW(a.argmin(-3), tg::Error);
+  EXPECT_THROW(Tensor::ones({0, 3}).argmax(), tg::Error);
+  EXPECT_THROW(Tensor::ones({0, 3}).argmin(0), tg::Error);
+  EXPECT_THROW(a.cumsum(2), tg::Error);
+  EXPECT_THROW(a.cummax(-3), tg::Error);
+  EXPECT_THROW(a.topk(4, 1), tg::Error);
+  EXPECT_THROW(a.topk(-1, 1), tg::Error);
+  EXPECT_THROW(a.topk(1, 2), tg::Error);
+  try {
+    a.topk(4, 1);
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("topk"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(2,3)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Reduce, TopkLongAxis) {
+  // blocks of 256 keep their top k, then the survivors are ranked (the padded tail must never win)
+  auto pair = [](std::pair<Tensor, Tensor> p) { return std::vector<Tensor>{p.first, p.second}; };
+  check_op_multi({{2, 1500}}, [&](auto& x) { return pair(x[0].topk(5)); }, "torch.topk(x0, 5)");
+  check_op_multi({{1100, 2}}, [&](auto& x) { return pair(x[0].topk(3, 0, false)); }, "torch.topk(x0, 3, dim=0, largest=False)");
+  // masked logits: -inf entries must neither win nor turn the values into nan
+  Tensor x = Tensor(std::vector<float>{1, -INFINITY, 3, -INFINITY, 2}, {5});
+  check_op_inputs({x}, [&](auto& x) { return pair(x[0].topk(3)); }, "torch.topk(x0, 3)");
+}
