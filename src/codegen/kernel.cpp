@@ -119,6 +119,8 @@ UOpPtr Kernel::lower() const {
       case Ops::LOAD: {
         auto [idx, valid] = indexed(u->src[1]);
         if (valid->is_const(0)) { r = UOp::cnst(u->dtype, 0); break; }
+        // a gather's data-dependent load: an offset read from another buffer, and whether it is in range
+        if (u->src.size() == 4) { idx = idx->add(src[2]); valid = valid->and_(src[3]); }
         UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], idx});
         r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid});
         break;

@@ -57,6 +57,7 @@ void walk(const std::vector<LBPtr>& outs, Graph& g) {
     if (buf->forced_realize) g.realizes.insert(buf.get());
     if (buf->op == Ops::EMPTY || buf->op == Ops::COPY || buf->op == Ops::CONTIGUOUS) g.realizes.insert(buf.get());
     if (buf->op == Ops::COPY) g.realizes.insert(buf->srcs[0]->base());
+    if (buf->op == Ops::INDEX) g.realizes.insert(buf->srcs[0]->base());  // a gather loads its data by address
     for (auto& s : buf->srcs) {
       g.children[s->base()].insert(buf.get());
       stack.push_back(s);
@@ -76,6 +77,14 @@ struct AstBuilder {
   LazyBuffer* reduce = nullptr;
   LazyBuffer* unfusable = nullptr;
 
+  // The kernel's DEFINE_GLOBAL for an input buffer (1, 2, ... in first-use order).
+  UOpPtr define_global(LazyBuffer* buf) {
+    auto it = std::find(inputs.begin(), inputs.end(), buf);
+    int64_t idx = 1 + (it - inputs.begin());
+    if (it == inputs.end()) inputs.push_back(buf);
+    return UOp::make(Ops::DEFINE_GLOBAL, buf->dtype.pointer(), {}, idx);
+  }
+
   UOpPtr build(const LazyBuffer* lb, ShapeTracker st, bool first = false) {
     if (lb->is_view()) { st = lb->st + st; lb = lb->base(); }
     LazyBuffer* buf = const_cast<LazyBuffer*>(lb);
@@ -87,10 +96,18 @@ struct AstBuilder {
     if (buf->op == Ops::CONST && !buf->realized()) {
       ret = UOp::make(Ops::CONST, buf->dtype, {view}, buf->arg);
     } else if (buf->realized() || (realizes.count(buf) && !first)) {
-      auto it = std::find(inputs.begin(), inputs.end(), buf);
-      int64_t idx = 1 + (it - inputs.begin());
-      if (it == inputs.end()) inputs.push_back(buf);
-      ret = UOp::make(Ops::LOAD, buf->dtype, {UOp::make(Ops::DEFINE_GLOBAL, buf->dtype.pointer(), {}, idx), view});
+      ret = UOp::make(Ops::LOAD, buf->dtype, {define_global(buf), view});
+    } else if (buf->op == Ops::INDEX) {
+      // a gather (LazyBuffer::gather): LOAD(data, data's view with the axis pinned to 0, offset, valid);
+      // the kernel adds the loaded offset to the view's index and gates the load with valid
+      const LazyBuffer* data = buf->srcs[0].get();
+      std::vector<std::pair<int64_t, int64_t>> pin;
+      for (int64_t d : data->shape()) pin.emplace_back(0, d);
+      pin[std::get<int64_t>(buf->arg)] = {0, 1};
+      ShapeTracker dst = data->st.shrink(pin).expand(buf->shape()) + st;
+      UOpPtr offset = build(buf->srcs[1].get(), st), valid = build(buf->srcs[2].get(), st);
+      if (!offset || !valid) return nullptr;
+      ret = UOp::make(Ops::LOAD, buf->dtype, {define_global(const_cast<LazyBuffer*>(data->base())), view_uop(dst), offset, valid});
     } else if (buf->op == Ops::CONTIGUOUS) {
       ret = build(buf->srcs[0].get(), st);
     } else if (buf->op == Ops::REDUCE_AXIS) {

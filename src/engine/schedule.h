@@ -5,6 +5,8 @@
 // realized when it cannot fuse into its consumer (it has several consumers, its consumer already
 // holds a reduce, or it is seen through a view that is not a plain reshape). Every other op fuses
 // into the kernel of the realized buffer that uses it: elementwise ops before, into and after reduces.
+// A gather (INDEX) realizes its data's base, which it reads by a loaded address; the gather itself
+// fuses like an elementwise op: LOAD(DEFINE_GLOBAL, VIEW, offset, valid) in the AST.
 #pragma once
 #include <memory>
 #include <vector>

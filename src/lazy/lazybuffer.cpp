@@ -96,4 +96,26 @@ LBPtr LazyBuffer::pad(const std::vector<std::pair<int64_t, int64_t>>& a) const {
 LBPtr LazyBuffer::shrink(const std::vector<std::pair<int64_t, int64_t>>& a) const { return view(st.shrink(a)); }
 LBPtr LazyBuffer::flip(const std::vector<bool>& a) const { return view(st.flip(a)); }
 
+// INDEX(data, offset, valid), arg = axis. The kernel reads data through its view with `axis` pinned to
+// 0, plus `offset` (the wrapped index times data's stride along axis) where `valid`, else 0. The
+// arithmetic on the index is plain lazy elementwise ops, so it fuses into the gather's kernel.
+LBPtr LazyBuffer::gather(const LBPtr& idx, int axis) const {
+  TG_ASSERT(idx->dtype == dtypes::int32 && idx->shape().size() == shape().size(), "gather: bad index");
+  LBPtr data = std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  int64_t n = shape()[axis];
+  if (n == 0) return cnst(0, dtype, device, idx->shape());  // every index is out of range
+  // one view with a plain stride along axis, or the data is copied to a contiguous buffer first
+  const View& v = st.views.back();
+  bool simple = !is_unrealized_const() && st.views.size() == 1 &&
+                (!v.mask || (*v.mask)[axis] == std::pair<int64_t, int64_t>{0, n});
+  if (!simple) data = contiguous();
+  int64_t stride = data->st.views.back().strides[axis];
+  auto c = [&](double x, DType d) { return cnst(x, d, device, idx->shape()); };
+  LBPtr wrapped = idx->e(Ops::CMPLT, {c(0, dtypes::int32)})->e(Ops::WHERE, {idx->e(Ops::ADD, {c(static_cast<double>(n), dtypes::int32)}), idx});
+  LBPtr nonneg = wrapped->e(Ops::CMPLT, {c(0, dtypes::int32)})->e(Ops::CMPNE, {c(1, dtypes::bool_)});
+  LBPtr valid = nonneg->e(Ops::AND, {wrapped->e(Ops::CMPLT, {c(static_cast<double>(n), dtypes::int32)})});
+  LBPtr offset = valid->e(Ops::WHERE, {wrapped, c(0, dtypes::int32)})->e(Ops::MUL, {c(static_cast<double>(stride), dtypes::int32)});
+  return metaop(Ops::INDEX, idx->shape(), dtype, device, int64_t{axis}, {data, offset, valid});
+}
+
 }  // namespace tg
