@@ -1,41 +1,156 @@
-// Random tensors.
+// Random tensors from a counter-based generator that runs on the device: threefry2x32 (Random123)
+// built from uint32 Tensor ops. The key is manual_seed's value and the counter is (element index,
+// call number), so the numbers depend only on the seed and on how many random calls came before.
+#include "tensor/random.h"
+
 #include <cmath>
 
+#include "shape/shapetracker.h"
 #include "tensor/internal.h"
 
 namespace tg {
 
 namespace {
-uint64_t g_seed = 0, g_counter = 0;  // the random state (a Context-like global, as tinygrad's Tensor._seed)
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+
+uint64_t g_seed = 0;     // the key (as tinygrad's Tensor._seed)
+uint32_t g_calls = 0;    // the high counter word: one per random call since manual_seed
+
+constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+constexpr uint32_t kSkeinParity = 0x1BD11BDA;
+
+Tensor rotl(const Tensor& x, int r) { return x.lshift(r) | x.rshift(32 - r); }
+
+// 0, 1, ..., n-1 as uint32 with O(n) work: base-256 digits, each an arange(256) (arange itself
+// costs n^2 adds for n elements).
+Tensor iota(int64_t n, const std::string& device) {
+  Tensor digit = Tensor::arange(0, static_cast<double>(std::min<int64_t>(n, 256)), 1, dtypes::int32, device).cast(dtypes::uint32);
+  if (n <= 256) return digit;
+  int64_t hi = (n + 255) / 256;
+  Tensor high = iota(hi, device) * 256;
+  return (high.reshape({hi, 1}) + digit.reshape({1, 256})).reshape({hi * 256}).shrink({{0, n}});
 }
+
+void check_shape(const Shape& shape, const char* op, DType dtype) {
+  for (int64_t d : shape) TG_CHECK(d >= 0, op, ": negative dimension in shape ", shape, " (", dtype.name(), ")");
+}
+
 }  // namespace
 
-void Tensor::manual_seed(uint64_t seed) { g_seed = seed; g_counter = 0; }
+namespace detail {
 
-Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
-  TG_CHECK(dtype.is_float(), "rand: dtype must be a float type, got ", dtype.name());
-  int64_t n = tg::prod(shape);
-  std::vector<float> v(static_cast<size_t>(n));
-  uint64_t key = splitmix64(g_seed ^ splitmix64(g_counter++));
-  for (int64_t i = 0; i < n; i++) v[i] = static_cast<float>(splitmix64(key + static_cast<uint64_t>(i)) >> 40) * (1.0f / 16777216.0f);
-  return Tensor(v, shape, device).cast(dtype);
+std::pair<Tensor, Tensor> threefry2x32(const Tensor& x0, const Tensor& x1, const Tensor& k0, const Tensor& k1) {
+  for (const Tensor* t : {&x0, &x1, &k0, &k1})
+    TG_CHECK(t->dtype() == dtypes::uint32, "threefry2x32: needs uint32 tensors, got ", t->dtype().name(), " of shape ", t->shape());
+  Tensor ks[3] = {k0, k1, k0 ^ k1 ^ static_cast<int64_t>(kSkeinParity)};
+  Tensor a = x0 + ks[0], b = x1 + ks[1];
+  for (int r = 0; r < 20; r++) {
+    a = a + b;
+    b = rotl(b, kRotations[r % 8]) ^ a;
+    if (r % 4 == 3) {  // key injection s: the schedule rotates through ks and adds s to the second word
+      int s = (r + 1) / 4;
+      a = a + ks[s % 3];
+      b = b + ks[(s + 1) % 3] + s;
+    }
+  }
+  return {a, b};
 }
 
+Tensor random_bits(int64_t numel, const std::string& device) {
+  int64_t half = (numel + 1) / 2;
+  TG_CHECK(half <= (int64_t{1} << 32), "rand: ", numel, " elements exceed the generator's 2^33 per call");
+  // key and call number come in a small buffer, not as kernel constants, so every call with the same
+  // shape reuses one compiled kernel
+  std::vector<uint32_t> state{static_cast<uint32_t>(g_seed), static_cast<uint32_t>(g_seed >> 32), g_calls++};
+  Tensor st = Tensor(state, {3}, device);
+  Tensor k0 = st.shrink({{0, 1}}).reshape({}), k1 = st.shrink({{1, 2}}).reshape({}), call = st.shrink({{2, 3}}).reshape({});
+  auto [w0, w1] = threefry2x32(iota(half, device), call, k0, k1);
+  // each counter gives two words: the first half of the output, then the second
+  Tensor bits = w0.pad({{0, half}}) | w1.pad({{half, 0}});
+  return bits.shrink({{0, numel}});
+}
+
+}  // namespace detail
+
+void Tensor::manual_seed(uint64_t seed) { g_seed = seed; g_calls = 0; }
+
+Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
+  TG_CHECK(dtype.is_float(), "rand: dtype must be a float type, got ", dtype.name(), " (shape ", shape, ")");
+  check_shape(shape, "rand", dtype);
+  int64_t n = tg::prod(shape);
+  if (n == 0) return zeros(shape, dtype, device);
+  Tensor bits = detail::random_bits(n, detail::dev_or_default(device));
+  // the top mantissa-many bits under the exponent of 1 make a float in [1, 2); minus 1 is exact, so
+  // 1 is never reached (a float32 draw cast to half could round up to 1)
+  Tensor u = dtype == dtypes::float16 ? (bits.rshift(22).cast(dtypes::uint16) | 0x3c00).bitcast(dtypes::float16) - 1.0
+                                      : (bits.rshift(9) | 0x3f800000).bitcast(dtypes::float32) - 1.0;
+  return u.cast(dtype).reshape(shape);
+}
+
+Tensor Tensor::rand_like(std::optional<DType> dt) const { return rand(shape(), dt.value_or(dtype()), device()); }
+
 Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device) {
-  // Box-Muller on two uniform draws
+  TG_CHECK(dtype.is_float(), "randn: dtype must be a float type, got ", dtype.name(), " (shape ", shape, ")");
+  check_shape(shape, "randn", dtype);
+  // Box-Muller on two uniform draws; 1 - u is in (0, 1], so the log is finite
   Shape both{2};
   both.insert(both.end(), shape.begin(), shape.end());
   Tensor u = rand(both, dtypes::float32, device);
   std::vector<std::pair<int64_t, int64_t>> first{{0, 1}}, second{{1, 2}};
   for (int64_t d : shape) { first.emplace_back(0, d); second.emplace_back(0, d); }
   Tensor u1 = u.shrink(first).reshape(shape), u2 = u.shrink(second).reshape(shape);
-  Tensor r = ((1.0f - u1).log() * -2.0f).sqrt() * (u2 * static_cast<float>(2 * M_PI)).cos();
-  return r.cast(dtype);
+  return ((u1 * (2 * M_PI)).cos() * ((1.0 - u2).log() * -2.0).sqrt()).cast(dtype);
+}
+
+Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype, const std::string& device) {
+  TG_CHECK(dtype.is_int(), "randint: dtype must be an integer type, got ", dtype.name(), " (shape ", shape, ")");
+  TG_CHECK(low < high, "randint: low (", low, ") must be below high (", high, "), shape ", shape);
+  TG_CHECK(static_cast<double>(low) >= dtype.min() && static_cast<double>(high - 1) <= dtype.max(), "randint: [", low, ", ",
+           high, ") does not fit ", dtype.name());
+  double range = static_cast<double>(high) - static_cast<double>(low);
+  TG_CHECK(range <= 4294967296.0, "randint: range ", range, " exceeds the generator's 32 bits");
+  check_shape(shape, "randint", dtype);
+  int64_t n = tg::prod(shape);
+  if (n == 0) return zeros(shape, dtype, device);
+  // floor(bits / 2^32 * range) in float64 is exact enough to stay below range
+  Tensor bits = detail::random_bits(n, detail::dev_or_default(device));
+  Tensor offset = (bits.cast(dtypes::float64) * (range / 4294967296.0)).cast(dtypes::int64);
+  return (offset + Tensor::full({}, static_cast<double>(low), dtypes::int64, offset.device())).cast(dtype).reshape(shape);
+}
+
+Tensor Tensor::normal(const Shape& shape, double mean, double std, DType dtype, const std::string& device) {
+  return randn(shape, dtype, device) * std + mean;
+}
+
+Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device) {
+  TG_CHECK(dtype.is_float(), "uniform: dtype must be a float type, got ", dtype.name(), " (shape ", shape, ")");
+  return rand(shape, dtype, device) * (high - low) + low;
+}
+
+Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device) {
+  return uniform(shape, -1, 1, dtype, device) * std::pow(static_cast<double>(std::max<int64_t>(tg::prod(shape), 1)), -0.5);
+}
+
+namespace {
+// prod(shape[1:]): the fan-in of a weight of this shape (tinygrad's convention)
+double fan_in(const Shape& shape, const char* op) {
+  TG_CHECK(!shape.empty(), op, ": needs a shape with at least one dimension");
+  return static_cast<double>(tg::prod(Shape(shape.begin() + 1, shape.end())));
+}
+}  // namespace
+
+Tensor Tensor::glorot_uniform(const Shape& shape, DType dtype, const std::string& device) {
+  double fan = static_cast<double>(shape.empty() ? 0 : shape[0]) + fan_in(shape, "glorot_uniform");
+  return uniform(shape, -1, 1, dtype, device) * std::sqrt(6.0 / fan);
+}
+
+Tensor Tensor::kaiming_uniform(const Shape& shape, double a, DType dtype, const std::string& device) {
+  double bound = std::sqrt(3.0) * std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, "kaiming_uniform"));
+  return uniform(shape, -bound, bound, dtype, device);
+}
+
+Tensor Tensor::kaiming_normal(const Shape& shape, double a, DType dtype, const std::string& device) {
+  double std = std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, "kaiming_normal"));
+  return normal(shape, 0, std, dtype, device);
 }
 
 }  // namespace tg

@@ -1,0 +1,242 @@
+// Elementwise math beyond the core: trigonometry and its inverses, pow, rounding, clipping, tests for
+// special values and the activation functions. Everything is composed of the differentiable core in
+// elementwise.cpp, so gradients follow; only the rounding ops need the ZeroGrad link below.
+#include <cmath>
+
+#include "tensor/internal.h"
+
+namespace tg {
+
+using detail::broadcasted;
+using detail::to_float;
+
+namespace {
+
+// Forwards `value` while linking the result to x's graph with a zero gradient. Rounding ops are
+// piecewise constant, so torch gives them a zero derivative; built from casts they would pass the
+// gradient through unchanged instead.
+struct ZeroGrad : Function {
+  LBPtr forward(const std::vector<LBPtr>& x) override { return x[1]; }
+  std::vector<LBPtr> backward(const LBPtr& g) override { return {g->const_like(0), nullptr}; }
+};
+Tensor zero_grad(const Tensor& x, const Tensor& value) { return Function::apply<ZeroGrad>({x, value.detach()}); }
+
+// A C++ scalar as a tensor next to t: whole numbers are Python ints (keep an int tensor's dtype),
+// others Python floats (make an int tensor float).
+Tensor scalar(const Tensor& t, double v) {
+  return scalar_like(t, v, std::isfinite(v) && v == std::floor(v) ? dtypes::default_int : dtypes::default_float);
+}
+
+// c[0] * x^(n-1) + ... + c[n-1], by Horner's rule.
+Tensor poly(const Tensor& x, std::initializer_list<double> c) {
+  auto it = c.begin();
+  Tensor r = x * *it++;
+  for (; it != c.end(); ++it) r = (it + 1 == c.end()) ? r + *it : (r + *it) * x;
+  return r;
+}
+
+// Float types keep every integer below 2^mantissa exactly; values at or above are already integral.
+double integral_limit(DType d) {
+  switch (d.scalar) {
+    case Scalar::Float16: return 1024.0;
+    case Scalar::Float32: return 8388608.0;
+    default: return 4503599627370496.0;
+  }
+}
+
+// x^n for a whole n >= 1 by repeated squaring: exact for integer tensors and signed for negative bases.
+Tensor int_pow(const Tensor& x, uint64_t n) {
+  std::optional<Tensor> result;
+  Tensor base = x;
+  while (true) {
+    if (n & 1) result = result ? *result * base : base;
+    n >>= 1;
+    if (n == 0) return *result;
+    base = base.square();
+  }
+}
+
+}  // namespace
+
+// ---- trigonometry and friends ------------------------------------------------------------------
+
+Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
+Tensor Tensor::tan() const { return sin() / cos(); }
+Tensor Tensor::asin() const {
+  // Abramowitz & Stegun 4.4.46 (|error| <= 2e-8 on [0, 1]), mirrored for negative inputs
+  Tensor x = to_float(*this), a = x.abs();
+  Tensor p = poly(a, {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046, 0.0889789874,
+                      -0.2145988016, 1.5707963050});
+  return x.sign() * (M_PI / 2 - (1.0 - a).sqrt() * p);
+}
+Tensor Tensor::acos() const { return M_PI / 2 - asin(); }
+Tensor Tensor::atan() const {
+  // atan(x) = asin(x / sqrt(1 + x^2)) loses precision near |x| -> inf, so above 1 use
+  // atan(x) = sign(x) pi/2 - atan(1/x). The reciprocal's input is kept away from 0 in the branch that
+  // where() discards, or its infinite derivative would turn the zero gradient into NaN.
+  Tensor x = to_float(*this);
+  Tensor big = (x.abs() > 1.0).detach();
+  Tensor r = big.where(big.where(x, scalar(x, 1)).reciprocal(), x);
+  Tensor small = (r / (1.0 + r * r).sqrt()).asin();
+  return big.where(x.sign().detach() * (M_PI / 2) - small, small);
+}
+Tensor Tensor::sinh() const { Tensor x = to_float(*this); return (x.exp() - (-x).exp()) * 0.5; }
+Tensor Tensor::cosh() const { Tensor x = to_float(*this); return (x.exp() + (-x).exp()) * 0.5; }
+Tensor Tensor::erf() const {
+  // Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), odd in x
+  Tensor x = to_float(*this);
+  Tensor t = 1.0 / (1.0 + 0.3275911 * x.abs());
+  Tensor p = poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}) * t;
+  return x.sign() * (1.0 - p * (-x.square()).exp());
+}
+
+// ---- pow -----------------------------------------------------------------------------------------
+
+Tensor Tensor::pow(double e) const {
+  bool whole = e == std::floor(e) && std::fabs(e) < 9007199254740992.0;
+  if (!whole && !dtype().is_float()) return to_float(*this).pow(e);  // int ** 2.5 is float, as torch
+  if (e < 0) {
+    TG_CHECK(dtype().is_float(), "pow: integer tensor of shape ", shape(), " (", dtype().name(),
+             ") to the negative power ", e, " is not allowed");
+    return reciprocal().pow(-e);
+  }
+  if (e == 0) return dtype().is_float() ? zero_grad(*this, ones_like()) : ones_like();  // 0^0 = inf^0 = nan^0 = 1
+  if (whole) return int_pow(*this, static_cast<uint64_t>(e));
+  if (e - 0.5 == std::floor(e - 0.5)) {  // x^(n+1/2): exact powers and a sqrt keep precision
+    Tensor s = sqrt();
+    return e < 1 ? s : int_pow(*this, static_cast<uint64_t>(e - 0.5)) * s;
+  }
+  // |x|^e, NaN for negative bases (a non-whole power of a negative number is not real)
+  Tensor ret = (abs().log() * e).exp();
+  return lt(scalar(*this, 0)).detach().where(scalar(ret, NAN), ret);
+}
+
+Tensor Tensor::pow(const Tensor& exponent) const {
+  auto [b, e] = broadcasted("pow", *this, exponent);
+  if (!b.dtype().is_float()) {
+    // integer powers: float64 is exact up to 2^53, so rounding recovers the integer result
+    Tensor f = b.cast(dtypes::float64).pow(e.cast(dtypes::float64));
+    return f.round().cast(b.dtype());
+  }
+  Tensor zero = b.eq(scalar(b, 0)).detach(), neg = b.lt(scalar(b, 0)).detach();
+  Tensor e0 = e.eq(scalar(e, 0)).detach();
+  // b^e = exp(e log|b|) on a base kept away from 0: log(0) would make the discarded branch's gradient NaN
+  Tensor mag = zero.where(b.ones_like(), b.abs());
+  Tensor ret = (mag.log() * e).exp();
+  // a negative base: the sign is - for an odd whole e; a non-whole e gives NaN
+  Tensor whole = e.eq(e.trunc()).detach();
+  Tensor half = (e * 0.5).detach();
+  Tensor odd = whole.logical_and(half.ne(half.trunc()));
+  ret = neg.logical_and(odd).where(-ret, ret);
+  ret = neg.logical_and(whole.logical_not()).where(scalar(ret, NAN), ret);
+  // 0^e: 0 for e > 0, inf for e < 0; and x^0 = 1 for every x (0, inf and NaN too)
+  Tensor zero_pow = e.gt(scalar(e, 0)).detach().where(0.0, INFINITY).cast(b.dtype());
+  ret = zero.where(zero_pow, ret);
+  return e0.where(b.ones_like(), ret);
+}
+
+// ---- rounding and clipping ----------------------------------------------------------------------
+
+Tensor Tensor::trunc() const {
+  if (!dtype().is_float()) return *this;
+  Tensor x = detach();
+  DType it = dtype() == dtypes::float64 ? dtypes::int64 : dtypes::int32;
+  // the int round trip only where it cannot overflow; larger values (and inf, NaN) are integral already
+  Tensor t = (x.abs() < integral_limit(dtype())).where(x.cast(it).cast(dtype()), x);
+  return zero_grad(*this, t);
+}
+Tensor Tensor::floor() const {
+  if (!dtype().is_float()) return *this;
+  Tensor x = detach(), t = x.trunc();
+  return zero_grad(*this, x.lt(t).where(t - 1.0, t));
+}
+Tensor Tensor::ceil() const {
+  if (!dtype().is_float()) return *this;
+  Tensor x = detach(), t = x.trunc();
+  return zero_grad(*this, x.gt(t).where(t + 1.0, t));
+}
+Tensor Tensor::round() const {
+  if (!dtype().is_float()) return *this;
+  Tensor x = detach(), f = x.floor(), frac = x - f;
+  Tensor half_f = f * 0.5;
+  Tensor odd = half_f.ne(half_f.floor());
+  // ties go to the even neighbour
+  Tensor up = frac.gt(scalar(frac, 0.5)).logical_or(frac.eq(scalar(frac, 0.5)).logical_and(odd));
+  return zero_grad(*this, up.where(f + 1.0, f));
+}
+
+Tensor Tensor::clip(std::optional<double> min, std::optional<double> max) const {
+  TG_CHECK(min || max, "clip: at least one of min and max must be given (tensor of shape ", shape(), ", ", dtype().name(), ")");
+  TG_CHECK(!dtype().is_bool(), "clip: not supported for bool tensors (shape ", shape(), ")");
+  Tensor r = *this;
+  // where() rather than maximum/minimum: at a bound the gradient passes whole, as torch.clamp
+  if (min) { Tensor lo = scalar(r, *min); r = r.lt(lo).where(lo, r); }
+  if (max) { Tensor hi = scalar(r, *max); r = r.gt(hi).where(hi, r); }
+  return r;
+}
+
+// ---- special values ------------------------------------------------------------------------------
+
+Tensor Tensor::isnan() const {
+  if (!dtype().is_float()) return full_like(0, dtypes::bool_);
+  Tensor x = detach();
+  return x.ne(x);
+}
+Tensor Tensor::isinf(bool detect_positive, bool detect_negative) const {
+  if (!dtype().is_float()) return full_like(0, dtypes::bool_);
+  Tensor x = detach(), r = full_like(0, dtypes::bool_);
+  if (detect_positive) r = r.logical_or(x.eq(scalar(x, INFINITY)));
+  if (detect_negative) r = r.logical_or(x.eq(scalar(x, -INFINITY)));
+  return r;
+}
+
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return *this + (end - *this) * weight; }
+
+// ---- activations ---------------------------------------------------------------------------------
+
+namespace {
+// alpha * (exp(x / scale) - 1) for x <= 0 and x itself above: elu, celu and selu. The exp's input is
+// clamped to <= 0 in the discarded branch, so a large x cannot overflow it into an inf * 0 gradient.
+Tensor exp_linear(const Tensor& t, double alpha, double scale) {
+  Tensor x = to_float(t);
+  Tensor pos = x.gt(scalar(x, 0)).detach();
+  Tensor xn = pos.where(x.zeros_like(), x);
+  return pos.where(x, ((xn * (1.0 / scale)).exp() - 1.0) * alpha);
+}
+}  // namespace
+
+Tensor Tensor::relu6() const { return relu() - (*this - 6).relu(); }
+Tensor Tensor::softplus(double beta) const {
+  TG_CHECK(beta != 0, "softplus: beta must not be 0 (tensor of shape ", shape(), ", ", dtype().name(), ")");
+  // log(1 + exp(b x)) / b = relu(x) + log(1 + exp(-|b x|)) / b: no overflow for large b x
+  Tensor bx = to_float(*this) * beta;
+  return (bx.relu() + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
+}
+Tensor Tensor::gelu() const {
+  Tensor x = to_float(*this);
+  return 0.5 * x * (1.0 + (std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)).tanh());
+}
+Tensor Tensor::quick_gelu() const { return *this * (*this * 1.702).sigmoid(); }
+Tensor Tensor::leakyrelu(double neg_slope) const { return relu() - (*this * -neg_slope).relu(); }
+Tensor Tensor::elu(double alpha) const { return exp_linear(*this, alpha, 1.0); }
+Tensor Tensor::celu(double alpha) const {
+  TG_CHECK(alpha != 0, "celu: alpha must not be 0 (tensor of shape ", shape(), ", ", dtype().name(), ")");
+  return exp_linear(*this, alpha, alpha);
+}
+Tensor Tensor::selu() const {
+  constexpr double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
+  return exp_linear(*this, alpha, 1.0) * scale;
+}
+Tensor Tensor::swish() const { return *this * sigmoid(); }
+Tensor Tensor::mish() const { return *this * softplus().tanh(); }
+Tensor Tensor::hardtanh(double min_val, double max_val) const { return clip(min_val, max_val); }
+Tensor Tensor::hardsigmoid() const { return (to_float(*this) + 3.0).relu6() * (1.0 / 6.0); }
+Tensor Tensor::hardswish() const { return *this * (to_float(*this) + 3.0).relu6() * (1.0 / 6.0); }
+
+// ---- logic ---------------------------------------------------------------------------------------
+
+Tensor Tensor::logical_and(const Tensor& o) const { return cast(dtypes::bool_).bitwise_and(o.cast(dtypes::bool_)); }
+Tensor Tensor::logical_or(const Tensor& o) const { return cast(dtypes::bool_).bitwise_or(o.cast(dtypes::bool_)); }
+Tensor Tensor::logical_xor(const Tensor& o) const { return cast(dtypes::bool_).bitwise_xor(o.cast(dtypes::bool_)); }
+
+}  // namespace tg
