@@ -154,7 +154,9 @@ class CPURenderer final : public Renderer {
       case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
       case Ops::IDIV: return "(" + s(0) + "/" + s(1) + ")";
       case Ops::MOD: return "(" + s(0) + "%" + s(1) + ")";
-      case Ops::MAX: return "((" + s(0) + ">" + s(1) + ")?" + s(0) + ":" + s(1) + ")";
+      case Ops::MAX:  // NaN wins, as in torch (and exec_alu)
+        if (dt.is_float()) return "(((" + s(0) + ">" + s(1) + ")|(" + s(0) + "!=" + s(0) + "))?" + s(0) + ":" + s(1) + ")";
+        return "((" + s(0) + ">" + s(1) + ")?" + s(0) + ":" + s(1) + ")";
       case Ops::CMPLT: return "(" + s(0) + "<" + s(1) + ")";
       case Ops::CMPNE: return "(" + s(0) + "!=" + s(1) + ")";
       case Ops::XOR: return "(" + s(0) + "^" + s(1) + ")";

@@ -20,19 +20,35 @@ Tensor Tensor::full_like(double value, std::optional<DType> dt) const { return f
 Tensor Tensor::zeros_like(std::optional<DType> dt) const { return full_like(0, dt); }
 Tensor Tensor::ones_like(std::optional<DType> dt) const { return full_like(1, dt); }
 
+namespace {
+// 0, 1, ..., n-1 as int32 with O(n) work. Up to 256 it is tinygrad's window sum (row i of a sliding
+// window over (0,..,0,1,..,1) holds i+1 ones, an n*n reduce); beyond that the ramp is built from a
+// coarser one: ramp(n)[256*h + l] = 256*ramp(ceil(n/256))[h] + ramp(256)[l].
+Tensor ramp(int64_t n, const std::string& device) {
+  constexpr int64_t kBlock = 256;
+  if (n <= kBlock) {
+    Tensor ones = Tensor::full({n}, 1, dtypes::int32, device);
+    Tensor idx = ones.reshape({1, n}).pad({{0, 0}, {n - 1, 0}});  // (1, 2n-1)
+    Tensor window = idx.expand({n, 2 * n - 1}).reshape({n * (2 * n - 1)}).pad({{0, n}}).reshape({n, 2 * n}).shrink({{0, n}, {0, n}});
+    return window.sum({1}) - 1;
+  }
+  int64_t hi_n = (n + kBlock - 1) / kBlock;
+  Tensor hi = ramp(hi_n, device).reshape({hi_n, 1}) * static_cast<int>(kBlock);
+  Tensor grid = hi + ramp(kBlock, device).reshape({1, kBlock});
+  return grid.reshape({hi_n * kBlock}).shrink({{0, n}});
+}
+}  // namespace
+
 Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype, const std::string& device) {
   TG_CHECK(step != 0, "arange: step must not be 0");
   bool all_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   DType dt = dtype.value_or(all_int ? dtypes::default_int : dtypes::default_float);
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+  TG_CHECK(n < (int64_t{1} << 31), "arange: ", n, " elements is too many");
   if (n == 0) return empty({0}, dt, device);
-  // a cumulative sum of ones, as tinygrad builds it: row i of a sliding window over (0,..,0,1,..,1)
-  // holds i+1 ones
-  Tensor ones = full({n}, 1, dt, device);
-  Tensor idx = ones.reshape({1, n}).pad({{0, 0}, {n - 1, 0}});  // (1, 2n-1)
-  Tensor window = idx.expand({n, 2 * n - 1}).reshape({n * (2 * n - 1)}).pad({{0, n}}).reshape({n, 2 * n}).shrink({{0, n}, {0, n}});
-  Tensor count = window.sum({1}).cast(dt);
-  return (count - 1) * detail::const_like(count, step) + detail::const_like(count, start);
+  Tensor i = ramp(n, detail::dev_or_default(device));
+  if (dt.is_float()) return (i.cast(dt) * step + start).cast(dt);
+  return (i.cast(dtypes::int64) * static_cast<int64_t>(step) + static_cast<int64_t>(start)).cast(dt);
 }
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, const std::string& device) {

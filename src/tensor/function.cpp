@@ -15,7 +15,11 @@ Tensor Function::run(std::shared_ptr<Function> self, const std::vector<Tensor>& 
     any |= r.value_or(false);
     all_known &= r.has_value();
   }
-  std::optional<bool> requires_grad = any ? std::optional<bool>(true) : all_known ? std::optional<bool>(false) : std::nullopt;
+  // under no_grad nothing is recorded, and (as in torch) the result does not require grad
+  std::optional<bool> requires_grad = Tensor::no_grad ? std::optional<bool>(false)
+                                      : any           ? std::optional<bool>(true)
+                                      : all_known     ? std::optional<bool>(false)
+                                                      : std::nullopt;
   Tensor out(forward(lbs), requires_grad);
   if (any && !Tensor::no_grad) {
     for (const Tensor& x : xs) parents.push_back(x.impl_);

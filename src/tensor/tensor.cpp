@@ -93,7 +93,8 @@ Tensor& Tensor::backward() {
 
 Tensor& Tensor::backward(const Tensor& gradient) {
   TG_CHECK(gradient.shape() == shape(), "backward: gradient shape ", gradient.shape(), " does not match tensor shape ", shape());
-  TG_CHECK(impl_->ctx, "backward: tensor of shape ", shape(), " does not require grad (no graph to differentiate)");
+  TG_CHECK(impl_->ctx || requires_grad().value_or(false), "backward: tensor of shape ", shape(),
+           " does not require grad (no graph to differentiate)");
   // Topological order of the graph behind this tensor (tinygrad's deepwalk), iteratively.
   // shared_ptrs: resetting a ctx below may drop the last other reference to an intermediate tensor
   std::vector<std::shared_ptr<TensorImpl>> order;
@@ -111,6 +112,10 @@ Tensor& Tensor::backward(const Tensor& gradient) {
     stack.pop_back();
   }
   TG_CHECK(gradient.dtype() == dtype(), "backward: gradient dtype ", gradient.dtype().name(), " does not match ", dtype().name());
+  if (!impl_->ctx) {  // a leaf: its gradient is the given one, accumulated like any other
+    impl_->grad = (has_grad() ? grad() + gradient.detach() : gradient.detach()).impl_;
+    return *this;
+  }
   impl_->grad = gradient.detach().impl_;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     TensorImpl* t = it->get();
@@ -143,8 +148,9 @@ Tensor Tensor::contiguous() const { return Function::apply<F::Contiguous>({*this
 Tensor Tensor::contiguous_backward() const { return Function::apply<F::ContiguousBackward>({*this}); }
 
 Tensor Tensor::to(const std::string& device) const {
-  Tensor r(lazydata()->copy_to_device(Device::canonicalize(device)), requires_grad());
-  return r;
+  std::string dev = Device::canonicalize(device);
+  if (dev == this->device()) return *this;
+  return Tensor(lazydata()->copy_to_device(dev), requires_grad());
 }
 
 void Tensor::read(void* out, DType as) const {
