@@ -16,14 +16,11 @@ namespace {
 
 using namespace indexing;
 
-// 0, 1, ..., n-1 as int32, shaped to lie along `dim` of a rank-`ndim` tensor. Made on the host: a
-// lazy arange costs O(n^2) (a cumulative sum), a copy of n ints costs O(n).
+// 0, 1, ..., n-1 as int32, shaped to lie along `dim` of a rank-`ndim` tensor.
 Tensor iota_along(int64_t n, int dim, int ndim, const std::string& device) {
-  std::vector<int> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
   Shape s(static_cast<size_t>(ndim), 1);
   s[static_cast<size_t>(dim)] = n;
-  return Tensor(v, s).to(device);
+  return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device).reshape(s);
 }
 
 // Negative indices count from the end of an axis of size n.

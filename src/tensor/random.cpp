@@ -20,15 +20,7 @@ constexpr uint32_t kSkeinParity = 0x1BD11BDA;
 
 Tensor rotl(const Tensor& x, int r) { return x.lshift(r) | x.rshift(32 - r); }
 
-// 0, 1, ..., n-1 as uint32 with O(n) work: base-256 digits, each an arange(256) (arange itself
-// costs n^2 adds for n elements).
-Tensor iota(int64_t n, const std::string& device) {
-  Tensor digit = Tensor::arange(0, static_cast<double>(std::min<int64_t>(n, 256)), 1, dtypes::int32, device).cast(dtypes::uint32);
-  if (n <= 256) return digit;
-  int64_t hi = (n + 255) / 256;
-  Tensor high = iota(hi, device) * 256;
-  return (high.reshape({hi, 1}) + digit.reshape({1, 256})).reshape({hi * 256}).shrink({{0, n}});
-}
+Tensor iota(int64_t n, const std::string& device) { return Tensor::arange(0, static_cast<double>(n), 1, dtypes::uint32, device); }
 
 void check_shape(const Shape& shape, const char* op, DType dtype) {
   for (int64_t d : shape) TG_CHECK(d >= 0, op, ": negative dimension in shape ", shape, " (", dtype.name(), ")");

@@ -10,16 +10,8 @@ namespace tg {
 
 namespace {
 
-// 0..n-1 as int32 in O(n) work: Tensor::arange is a window sum the engine does not fold (O(n^2)), so
-// long ramps are built as high * 256 + low from a short ramp (see /tmp/tg_bugs/shape-1.md).
-Tensor index_ramp(int64_t n, const std::string& device) {
-  constexpr int64_t L = 256;
-  if (n <= L) return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device);
-  int64_t nh = (n + L - 1) / L;
-  Tensor hi = index_ramp(nh, device).reshape({nh, 1}) * static_cast<int>(L);
-  Tensor r = hi + index_ramp(L, device).reshape({1, L});
-  return r.reshape({nh * L}).shrink({{0, n}});
-}
+// 0..n-1 as int32.
+Tensor index_ramp(int64_t n, const std::string& device) { return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device); }
 
 // The engine reduces only with ADD and MAX. A product is a tree of pairwise multiplies instead of
 // exp(sum(log)): exact for integers, and Mul's backward gives the exact gradient (the product of the
