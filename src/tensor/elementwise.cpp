@@ -99,8 +99,9 @@ Tensor Tensor::where(double a, double b) const {
 }
 Tensor Tensor::lt(const Tensor& o) const { auto [x, y] = broadcasted("lt", *this, o); return Function::apply<F::Less>({x, y}); }
 Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
-Tensor Tensor::le(const Tensor& o) const { return gt(o).logical_not(); }
-Tensor Tensor::ge(const Tensor& o) const { return lt(o).logical_not(); }
+// not(x > y) would call NaN <= NaN true; (x < y) | (x == y) is false for NaN, as torch
+Tensor Tensor::le(const Tensor& o) const { return lt(o).bitwise_or(eq(o)); }
+Tensor Tensor::ge(const Tensor& o) const { return o.le(*this); }
 Tensor Tensor::eq(const Tensor& o) const { auto [x, y] = broadcasted("eq", *this, o); return Function::apply<F::Eq>({x, y}); }
 Tensor Tensor::ne(const Tensor& o) const { return eq(o).logical_not(); }
 Tensor Tensor::logical_not() const {

@@ -256,8 +256,8 @@ TEST(MathCore, Comparisons) {
   Tensor a({1.f, 2.f, NAN, 3.f, 1.f}), b({1.f, 1.f, NAN, 4.f, NAN});
   check_op_inputs({a, b}, [](auto& x) { return std::vector{x[0] > x[1], x[0] != x[1], x[0] < x[1], x[0] == x[1]}; },
                   "(x0 > x1, x0 != x1, x0 < x1, x0 == x1)");
-  // le/ge are not(gt)/not(lt), as tinygrad: they differ from torch only on NaN, so NaN stays out here
-  Tensor c({1.f, 2.f, -INFINITY, 3.f}), d({1.f, 1.f, -INFINITY, INFINITY});
+  // le/ge are (lt | eq), so NaN compares false as in torch
+  Tensor c({1.f, 2.f, -INFINITY, 3.f, NAN, 1.f}), d({1.f, 1.f, -INFINITY, INFINITY, NAN, NAN});
   check_op_inputs({c, d}, [](auto& x) { return std::vector{x[0] <= x[1], x[0] >= x[1]}; }, "(x0 <= x1, x0 >= x1)");
   check_op({{4, 5}}, [](auto& x) { return x[0] >= 1; }, "x0 >= 1", ints(-3, 3));
   check_op({{4, 5}}, [](auto& x) { return 0.5 < x[0]; }, "0.5 < x0");
