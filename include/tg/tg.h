@@ -4,3 +4,6 @@
 #include "tg/error.h"
 #include "tg/helpers.h"
 #include "tg/tensor.h"
+#include "tg/nn.h"
+#include "tg/optim.h"
+#include "tg/state.h"

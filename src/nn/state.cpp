@@ -1,0 +1,47 @@
+// get_parameters / get_state_dict / load_state_dict (tinygrad's nn/state.py).
+#include <algorithm>
+
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "tg/state.h"
+
+namespace tg::nn::state {
+
+std::vector<Tensor> get_parameters(const Module& m) {
+  std::vector<Tensor> out;
+  for (const auto& [n, t] : m.named_tensors()) out.push_back(t);
+  return out;
+}
+
+std::map<std::string, Tensor> get_state_dict(const Module& m) { return m.state_dict(); }
+
+void load_state_dict(Module& m, const std::map<std::string, Tensor>& state, bool strict) {
+  const auto& mine = m.named_tensors();
+  for (const auto& [name, t] : mine) {
+    auto it = state.find(name);
+    TG_CHECK(it != state.end() || !strict, "load_state_dict: missing key '", name, "' (shape ", t.shape(),
+             ") in the state dict (strict; pass strict=false to load a subset)");
+    TG_CHECK(it == state.end() || it->second.shape() == t.shape(), "load_state_dict: shape mismatch for '", name,
+             "': the model has ", t.shape(), ", the state dict has ", it->second.shape());
+  }
+  if (strict)
+    for (const auto& [name, t] : state) {
+      bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& p) { return p.first == name; });
+      TG_CHECK(known, "load_state_dict: unexpected key '", name, "' (shape ", t.shape(), ") in the state dict (strict)");
+    }
+  // every check passed: now change the model, all tensors in one schedule
+  std::vector<LBPtr> outs;
+  for (const auto& [name, t] : mine) {
+    auto it = state.find(name);
+    if (it == state.end()) continue;
+    Tensor src = it->second.detach();
+    if (src.device() != t.device()) src = src.to(t.device());
+    if (src.dtype() != t.dtype()) src = src.cast(t.dtype());
+    Tensor handle = t;  // a handle: assigning through it updates the model's tensor
+    handle.assign(src);
+    outs.push_back(handle.lazydata());
+  }
+  run_schedule(create_schedule(outs));
+}
+
+}  // namespace tg::nn::state
