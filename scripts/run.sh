@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The main job: installs the Debian packages, builds build/ and runs the demo program.
+# The main job: installs the Debian packages, builds build/ and trains the Fashion-MNIST example on the CPU.
 # Extra arguments are passed to the program. Environment: DEBUG=1..5, NOOPT=1, CACHELEVEL=0, ...
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PROGRAM=demo   # examples/$PROGRAM.cpp
+PROGRAM=fashion_mnist   # examples/$PROGRAM.cpp
 JOBS=${JOBS:-2}
 
 bash scripts/deps.sh
