@@ -1,0 +1,50 @@
+// The issue-2 ops, now with gradients: reductions, matmul and the movement conveniences vs PyTorch.
+#include <gtest/gtest.h>
+
+#include "ref.h"
+
+using namespace tgtest;
+using tg::Tensor;
+
+TEST(CoreOps, Reductions) {
+  for (const Shape& s : {Shape{3, 4, 5}, Shape{7, 6}}) {
+    check_op({s}, [](auto& x) { return x[0].mean(); }, "x0.mean()");
+    check_op({s}, [](auto& x) { return x[0].mean({0}, true); }, "x0.mean(0, keepdim=True)");
+    check_op({s}, [](auto& x) { return x[0].min({-1}); }, "x0.amin(-1)");
+    check_op({s}, [](auto& x) { return x[0].max({1}, true); }, "x0.amax(1, keepdim=True)");
+    check_op({s}, [](auto& x) { return x[0].sum({0, -1}); }, "x0.sum((0, -1))");
+    // torch 1.13 has no var(correction=): unbiased=True/False are corrections 1 and 0
+    check_op({s}, [](auto& x) { return x[0].var(); }, "x0.var()");
+    check_op({s}, [](auto& x) { return x[0].var({1}, true, 0); }, "x0.var(1, unbiased=False, keepdim=True)");
+    check_op({s}, [](auto& x) { return x[0].std({0}); }, "x0.std(0)");
+    check_op({s}, [](auto& x) { return x[0].std({}, false, 0); }, "x0.std(unbiased=False)");
+    // correction 2, composed from plain ops
+    check_op({s}, [](auto& x) { return x[0].var({-1}, false, 2); }, "((x0 - x0.mean(-1, keepdim=True))**2).sum(-1) / (x0.shape[-1] - 2)");
+  }
+  CheckOpts ints{.low = -50, .high = 50, .dtype = tg::dtypes::int32};
+  check_op({{4, 5}}, [](auto& x) { return x[0].sum({1}); }, "x0.sum(1)", ints);
+  check_op({{4, 5}}, [](auto& x) { return x[0].min({0}); }, "x0.amin(0)", ints);
+  check_op({{4, 5}}, [](auto& x) { return x[0].max(); }, "x0.max()", ints);
+  check_op({{4, 5}}, [](auto& x) { return x[0].mean({1}); }, "x0.float().mean(1)", ints);
+}
+
+TEST(CoreOps, Matmul) {
+  check_op({{5}, {5}}, [](auto& x) { return x[0].dot(x[1]); }, "x0 @ x1");
+  check_op({{3, 5}, {5, 4}}, [](auto& x) { return x[0].matmul(x[1]); }, "x0 @ x1");
+  check_op({{5}, {5, 4}}, [](auto& x) { return x[0].matmul(x[1]); }, "x0 @ x1");
+  check_op({{3, 5}, {5}}, [](auto& x) { return x[0].matmul(x[1]); }, "x0 @ x1");
+  check_op({{2, 3, 5}, {2, 5, 4}}, [](auto& x) { return x[0].matmul(x[1]); }, "x0 @ x1");
+  check_op({{2, 1, 3, 5}, {4, 5, 2}}, [](auto& x) { return x[0].matmul(x[1]); }, "x0 @ x1");
+  EXPECT_THROW(Tensor::ones({3, 4}).matmul(Tensor::ones({5, 2})), tg::Error);
+}
+
+TEST(CoreOps, MovementConveniences) {
+  check_op({{2, 3, 4}}, [](auto& x) { return x[0].transpose(0, 2); }, "x0.transpose(0, 2)");
+  check_op({{2, 3, 4}}, [](auto& x) { return x[0].flatten(1); }, "x0.flatten(1)");
+  check_op({{2, 1, 4, 1}}, [](auto& x) { return x[0].squeeze(); }, "x0.squeeze()");
+  check_op({{2, 1, 4}}, [](auto& x) { return x[0].squeeze(1); }, "x0.squeeze(1)");
+  check_op({{2, 4}}, [](auto& x) { return x[0].unsqueeze(-1); }, "x0.unsqueeze(-1)");
+  check_op({{3, 1}}, [](auto& x) { return x[0].expand({2, -1, 4}); }, "x0.expand(2, -1, 4)");
+  check_op({{2, 3}}, [](auto& x) { return x[0].pad({{1, 1}, {2, 0}}, -3.5); }, "F.pad(x0, (2, 0, 1, 1), value=-3.5)");
+  check_op({{2, 6}}, [](auto& x) { return x[0].reshape({3, -1}); }, "x0.reshape(3, -1)");
+}
