@@ -5,7 +5,6 @@
 // same thing as a one-hot (output x indexed axis) multiply-and-sum instead. Only the gradient, and
 // scatter (whose output is the whole tensor anyway), use a one-hot compare.
 #include <algorithm>
-#include <numeric>
 
 #include "lazy/lazybuffer.h"
 #include "tensor/internal.h"
