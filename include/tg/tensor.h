@@ -217,7 +217,8 @@ class Tensor {
   // ---- indexing --------------------------------------------------------------------------------------
   // libtorch style: t.index({Slice(0, 2), 1, None, Ellipsis, idx_tensor}). Integer tensors index by a
   // data-dependent load (work proportional to the output); negative entries count from the end and
-  // entries still out of range read 0. Python ints out of range are a tg::Error. gather reads the same
+  // entries still out of range read 0. Python ints out of range are a tg::Error. A bool tensor is a mask
+  // (its true entries' coordinates, read on the host: the output's size depends on it). gather reads the same
   // way; scatter (one-hot, last entry wins) wraps negative entries and ignores out-of-range ones.
   Tensor index(const std::vector<TensorIndex>& indices) const;
   Tensor operator[](int64_t i) const;

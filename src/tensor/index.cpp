@@ -166,6 +166,29 @@ Tensor advanced_index(Tensor y, std::vector<int> dims, std::vector<Tensor> idxs)
   return out.reshape(out_shape);
 }
 
+// A bool mask over dims d.. of y, as numpy and torch read it: the coordinates of its true entries, one
+// int32 tensor per masked dim. The output's shape depends on the data, so the mask is read on the host.
+std::vector<Tensor> mask_coordinates(const Tensor& mask, const Tensor& y, int d) {
+  TG_CHECK(d + mask.ndim() <= y.ndim(), "index: a bool mask of shape ", mask.shape(), " has more dims than are left in shape ", y.shape());
+  for (int i = 0; i < mask.ndim(); i++)
+    TG_CHECK(mask.shape()[i] == y.shape()[d + i], "index: the bool mask of shape ", mask.shape(), " does not match dims ", d, ".. of ",
+             y.shape());
+  std::vector<bool> m = mask.tolist<bool>();
+  std::vector<std::vector<int32_t>> coords(static_cast<size_t>(mask.ndim()));
+  for (size_t flat = 0; flat < m.size(); flat++) {
+    if (!m[flat]) continue;
+    size_t rest = flat;
+    for (int i = mask.ndim() - 1; i >= 0; i--) {
+      auto n = static_cast<size_t>(mask.shape()[i]);
+      coords[i].push_back(static_cast<int32_t>(rest % n));
+      rest /= n;
+    }
+  }
+  std::vector<Tensor> out;
+  for (auto& c : coords) out.push_back(Tensor(c, {static_cast<int64_t>(c.size())}, y.device()));
+  return out;
+}
+
 void check_index_tensor(const Tensor& t, const char* op) {
   TG_CHECK(t.dtype().is_int(), op, ": index tensors must be integers, got ", t.dtype().name(), " of shape ", t.shape());
 }
@@ -177,6 +200,7 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
   for (const TensorIndex& i : indices) {
     const auto& v = i.value();
     if (std::holds_alternative<EllipsisIndex>(v)) ellipses++;
+    else if (auto* t = std::get_if<Tensor>(&v); t && t->dtype().is_bool()) consumed += std::max(1, t->ndim());
     else if (!std::holds_alternative<NoneIndex>(v)) consumed++;
   }
   TG_CHECK(ellipses <= 1, "index: an index can only have a single ellipsis");
@@ -205,6 +229,14 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
       d += ndim() - consumed;
     } else {
       const Tensor& t = std::get<Tensor>(v);
+      if (t.dtype().is_bool()) {
+        TG_CHECK(t.ndim() > 0, "index: a 0-dim bool mask is not supported");
+        for (Tensor& c : mask_coordinates(t, y, d)) {
+          tdims.push_back(d++);
+          tidx.push_back(c);
+        }
+        continue;
+      }
       check_index_tensor(t, "index");
       tdims.push_back(d);
       tidx.push_back(t.to(device()));

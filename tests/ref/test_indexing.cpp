@@ -110,6 +110,19 @@ TEST(Indexing, FiniteDifferences) {
   fd_check({{3, 4}}, [&](auto& x) { return x[0].index({Slice(std::nullopt, std::nullopt, -2), 1}); });
 }
 
+// A bool mask selects its true entries (the output's size depends on the data, read on the host).
+TEST(Indexing, BoolMask) {
+  Tensor row_mask = Tensor(std::vector<bool>{true, false, true}, {3});
+  Tensor col_mask = Tensor(std::vector<bool>{false, true, true, false}, {4});
+  Tensor full_mask = Tensor(std::vector<bool>{true, false, false, true, true, true, false, false, false, true, false, true}, {3, 4});
+  check({rnd({3, 4}), row_mask}, [](auto& x) { return x[0].index({x[1]}); }, "x0[x1]");
+  check({rnd({3, 4}), col_mask}, [](auto& x) { return x[0].index({Slice(), x[1]}); }, "x0[:, x1]");
+  check({rnd({3, 4}), full_mask}, [](auto& x) { return x[0].index({x[1]}); }, "x0[x1]");
+  check({rnd({2, 3, 4}), full_mask}, [](auto& x) { return x[0].index({1, x[1]}); }, "x0[1, x1]");
+  check({rnd({3, 4}), Tensor::zeros({3}, tg::dtypes::bool_)}, [](auto& x) { return x[0].index({x[1]}); }, "x0[x1]");
+  EXPECT_THROW(rnd({3, 4}).index({Tensor::ones({3, 5}, tg::dtypes::bool_)}), tg::Error);
+}
+
 TEST(Indexing, BadInputs) {
   Tensor x = Tensor::zeros({3, 4});
   EXPECT_THROW(x.index({3}), tg::Error);
