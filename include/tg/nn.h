@@ -101,8 +101,9 @@ class ConvTranspose2d : public Module {
 // Batch normalization over dim 1 of (N, C, ...). With Tensor::training it normalizes by the batch's
 // statistics and (track_running_stats) updates running_mean / running_var (unbiased) with `momentum`;
 // otherwise it uses the running statistics (or the batch's when they are not tracked). The running
-// statistics are lazy updates until realized: give the optimizer state::get_parameters(model) (every
-// tensor, as tinygrad) rather than parameters(), so each step() realizes them as buffers.
+// statistics are lazy updates: given to the optimizer (state::get_parameters(model), every tensor, as
+// tinygrad) each step() realizes them with the weights; otherwise the next training call realizes the
+// previous update first, so their graph never grows beyond one step.
 class BatchNorm : public Module {
  public:
   explicit BatchNorm(int64_t sz, double eps = 1e-5, bool affine = true, bool track_running_stats = true,

@@ -124,6 +124,10 @@ Tensor BatchNorm::operator()(const Tensor& x) const {
   if (track_running_stats) {  // training: running statistics with the unbiased variance, as PyTorch
     double n = static_cast<double>(x.numel() / sz);
     Tensor rm = *running_mean, rv = *running_var, nb = *num_batches_tracked;  // handles: assign updates the module
+    // the previous update, if no optimizer realized it: keeps the lazy graph from chaining every step
+    rm.realize();
+    rv.realize();
+    nb.realize();
     rm.assign(((1 - momentum) * rm + momentum * mean.detach()).cast(rm.dtype()));
     rv.assign(((1 - momentum) * rv + momentum * n / std::max(n - 1, 1.0) * var.detach()).cast(rv.dtype()));
     nb.assign(nb + 1);

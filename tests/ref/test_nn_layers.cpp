@@ -112,6 +112,20 @@ TEST(NNLayers, BatchNormTrain) {
   }, torch_module("torch.nn.BatchNorm1d(4, eps=1e-3, track_running_stats=False).eval()", kWB));
 }
 
+// Without an optimizer realizing them, the running statistics' lazy graph is cut every call: realizing
+// after three training calls runs no more kernels than after one.
+TEST(NNLayers, BatchNormRunningStatsDoNotChain) {
+  auto kernels_to_realize = [](int calls) {
+    nn::BatchNorm2d bn(3);
+    tg::TrainingGuard tr;
+    for (int i = 0; i < calls; i++) bn(Tensor::full({2, 3, 4, 4}, static_cast<double>(i))).realize();
+    int64_t before = tg::GlobalCounters::kernel_count;
+    bn.running_mean->realize();
+    return tg::GlobalCounters::kernel_count - before;
+  };
+  EXPECT_EQ(kernels_to_realize(3), kernels_to_realize(1));
+}
+
 TEST(NNLayers, BatchNormEval) {
   std::vector<Tensor> in = {random_tensor({2, 3, 4, 4}, -2, 2, tg::dtypes::float32, 1), random_tensor({3}, -2, 2, tg::dtypes::float32, 2),
                             random_tensor({3}, -2, 2, tg::dtypes::float32, 3), random_tensor({3}, -1, 1, tg::dtypes::float32, 4),
