@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "test_util.h"
 #include "runtime/device.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
@@ -15,20 +16,6 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 namespace {
-
-// Runs f, expects a tg::Error, and returns its message ("" when none was thrown).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected tg::Error, got another exception: " << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected tg::Error, nothing was thrown";
-  return "";
-}
 
 Tensor t23() { return Tensor::ones({2, 3}); }
 

@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "test_util.h"
 #include "tg/tg.h"
 
 using namespace tg;
@@ -21,19 +22,6 @@ namespace fs = std::filesystem;
 namespace st = tg::nn::state;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected tg::Error, got another exception: " << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected tg::Error, nothing was thrown";
-  return "";
-}
 
 // The dtypes make_safetensors.py writes, by tg name.
 const std::vector<DType> kDtypes = {dtypes::float32, dtypes::float64, dtypes::float16, dtypes::int8,  dtypes::uint8,  dtypes::int16,

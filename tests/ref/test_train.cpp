@@ -41,6 +41,24 @@ struct CNN : nn::Module {
   Tensor operator()(const Tensor& x) const { return fc(bn(c1(x)).relu().max_pool2d({2, 2}).flatten(1)); }
 };
 
+// `steps` of training on the whole (X, Y); returns the last loss, printed with the time taken.
+template <class Model>
+double train(const char* name, Model& model, nn::optim::Optimizer& opt, const Tensor& X, const Tensor& Y, int steps) {
+  tg::TrainingGuard tr;
+  auto t0 = std::chrono::steady_clock::now();
+  double loss = 0;
+  for (int step = 0; step < steps; step++) {
+    opt.zero_grad();
+    Tensor l = model(X).sparse_categorical_crossentropy(Y);
+    l.backward();
+    opt.step();
+    loss = l.item<float>();
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s: loss %.4f after %d steps, %.2f s\n", name, loss, steps, secs);
+  return loss;
+}
+
 }  // namespace
 
 TEST(Train, MLPConverges) {
@@ -63,18 +81,7 @@ TEST(Train, MLPConverges) {
   Tensor X(xs, {n, 8}), Y(ys, {n});
   MLP model;
   nn::optim::Adam opt(nn::state::get_parameters(model), 0.02);
-  tg::TrainingGuard tr;
-  auto t0 = std::chrono::steady_clock::now();
-  double loss = 0;
-  for (int step = 0; step < 150; step++) {
-    opt.zero_grad();
-    Tensor l = model(X).sparse_categorical_crossentropy(Y);
-    l.backward();
-    opt.step();
-    loss = l.item<float>();
-  }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("MLP: loss %.4f after 150 steps, %.2f s\n", loss, secs);
+  double loss = train("MLP", model, opt, X, Y, 150);
   EXPECT_LT(loss, 0.15);
   EXPECT_GT(accuracy(model(X), ys), 0.97);
 }
@@ -97,20 +104,7 @@ TEST(Train, CNNConverges) {
   CNN model;
   nn::optim::Adam opt(nn::state::get_parameters(model), 0.02);  // running stats ride along as buffers
   EXPECT_EQ(opt.buffers.size(), 3u);
-  auto t0 = std::chrono::steady_clock::now();
-  double loss = 0;
-  {
-    tg::TrainingGuard tr;
-    for (int step = 0; step < 60; step++) {
-      opt.zero_grad();
-      Tensor l = model(X).sparse_categorical_crossentropy(Y);
-      l.backward();
-      opt.step();
-      loss = l.item<float>();
-    }
-  }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("CNN: loss %.4f after 60 steps, %.2f s\n", loss, secs);
+  double loss = train("CNN", model, opt, X, Y, 60);
   EXPECT_LT(loss, 0.1);
   EXPECT_EQ(model.bn.num_batches_tracked->item<int64_t>(), 60);
   // evaluation with the running statistics classifies as well
