@@ -29,22 +29,6 @@ std::vector<int64_t> padding_pairs(const std::vector<int64_t>& p, size_t n, cons
   return r;
 }
 
-// pad2d on the trailing dims: pairs from the last dim backwards, negative values crop.
-Tensor pad_trailing(const Tensor& x, const std::vector<int64_t>& pairs, double value, const char* op) {
-  size_t n = pairs.size() / 2;
-  TG_CHECK(n <= static_cast<size_t>(x.ndim()), op, ": padding ", pairs, " has more dims than shape ", x.shape());
-  std::vector<std::pair<int64_t, int64_t>> pad(x.ndim(), {0, 0}), crop;
-  for (size_t i = 0; i < n; i++) pad[x.ndim() - 1 - i] = {std::max<int64_t>(0, pairs[2 * i]), std::max<int64_t>(0, pairs[2 * i + 1])};
-  Tensor r = x.pad(pad, value);
-  for (int d = 0; d < r.ndim(); d++) {
-    size_t i = static_cast<size_t>(x.ndim() - 1 - d);
-    int64_t b = i < n ? std::max<int64_t>(0, -pairs[2 * i]) : 0, e = i < n ? std::max<int64_t>(0, -pairs[2 * i + 1]) : 0;
-    TG_CHECK(b + e <= r.shape()[d], op, ": padding ", pairs, " crops more than dim ", d, " of shape ", x.shape(), " holds");
-    crop.emplace_back(b, r.shape()[d] - e);
-  }
-  return r.shrink(crop);
-}
-
 // (..., *i) -> (..., *o, *k): every window of size k (stride s, dilation d) over the trailing dims.
 Tensor pool(const Tensor& x, const Shape& k, const Shape& s, const Shape& d, const char* op) {
   size_t n = k.size(), lead = static_cast<size_t>(x.ndim()) - n;
@@ -143,7 +127,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ")");
   Shape hw(weight.shape().begin() + 2, weight.shape().end());
   size_t n = hw.size();
-  Tensor x = pool(pad_trailing(*this, padding_pairs(padding, n, op), 0, op), hw, per_dim(stride, n, op, "stride"),
+  Tensor x = pool(pad2d(padding_pairs(padding, n, op)), hw, per_dim(stride, n, op, "stride"),
                   per_dim(dilation, n, op, "dilation"), op);  // (bs, groups*cin, *oyx, *hw)
   int64_t rcout = cout / groups;
   Shape oyx(x.shape().begin() + 2, x.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
@@ -217,14 +201,14 @@ Tensor Tensor::max_pool2d(const std::vector<int64_t>& kernel_size, const std::ve
                           const std::vector<int64_t>& padding) const {
   PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d");
   // padding must never win the max: the dtype's lowest value (-inf for floats)
-  Tensor x = pad_trailing(*this, a.pad, dtype().min(), "max_pool2d");
+  Tensor x = pad2d(a.pad, dtype().min());
   return pool(x, a.k, a.s, a.d, "max_pool2d").max(last_axes(a.k.size()));
 }
 
 Tensor Tensor::avg_pool2d(const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
                           const std::vector<int64_t>& padding, bool count_include_pad) const {
   PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "avg_pool2d");
-  auto windows = [&](const Tensor& t) { return pool(pad_trailing(t, a.pad, 0, "avg_pool2d"), a.k, a.s, a.d, "avg_pool2d"); };
+  auto windows = [&](const Tensor& t) { return pool(t.pad2d(a.pad), a.k, a.s, a.d, "avg_pool2d"); };
   std::vector<int> ax = last_axes(a.k.size());
   if (count_include_pad) return windows(*this).mean(ax);
   // divide by the number of real (unpadded) elements in each window
