@@ -6,6 +6,7 @@
 #include <random>
 
 #include "tg/error.h"
+#include "tg/tensor.h"
 #include "uop/exec_alu.h"
 #include "uop/rewrite.h"
 
@@ -42,6 +43,22 @@ TEST(UOp, BoundsOfIndexMath) {
   EXPECT_EQ(e->vmax, 39);
   EXPECT_EQ(i->mod(4)->vmax, 3);
   EXPECT_EQ(i->idiv(4)->vmax, 2);
+}
+
+// A result that can leave its dtype's range wraps (C semantics), so its bounds are the whole dtype:
+// -x of a uint32 in [0, 5] is 0 or wraps near 2^32, never "[0, 0]" (that folded a - b to a).
+TEST(UOp, BoundsOfResultsThatWrap) {
+  auto x = UOp::make(Ops::CAST, dtypes::uint32, {range(0, 6)});
+  auto neg = UOp::make(Ops::NEG, dtypes::uint32, {x});
+  EXPECT_EQ(neg->vmin, 0);
+  EXPECT_EQ(neg->vmax, 4294967295);
+  auto big = UOp::make(Ops::MUL, dtypes::int32, {range(0, 1 << 20), UOp::cnst(dtypes::int32, 1 << 20)});
+  EXPECT_EQ(big->vmin, -2147483648);  // can overflow int32: anything
+  EXPECT_EQ(big->vmax, 2147483647);
+  EXPECT_EQ(range(0, 6)->mul(3)->vmax, 15);  // stays in range: exact
+  Tensor a(std::vector<uint32_t>{5, 6, 4000000000u}, {3}), b(std::vector<uint32_t>{1, 2, 500000000u}, {3});
+  EXPECT_EQ((a - b).tolist<uint32_t>(), (std::vector<uint32_t>{4, 4, 3500000000u}));
+  EXPECT_EQ((a - 1u).tolist<uint32_t>(), (std::vector<uint32_t>{4, 5, 3999999999u}));
 }
 
 TEST(UOp, ToposortPutsSourcesFirst) {

@@ -3,6 +3,8 @@
 
 #include "ref.h"
 
+#include <cmath>
+
 using namespace tgtest;
 using tg::Tensor;
 
@@ -26,6 +28,13 @@ TEST(CoreOps, Reductions) {
   check_op({{4, 5}}, [](auto& x) { return x[0].min({0}); }, "x0.amin(0)", ints);
   check_op({{4, 5}}, [](auto& x) { return x[0].max(); }, "x0.max()", ints);
   check_op({{4, 5}}, [](auto& x) { return x[0].mean({1}); }, "x0.float().mean(1)", ints);
+}
+
+// NaN wins a max wherever it is (the kernel's running max must not drop it), as in torch.
+TEST(CoreOps, MaxPropagatesNaN) {
+  Tensor x = Tensor({1.f, 5.f, NAN, 2.f, 7.f, 3.f, 4.f, 0.f}).reshape({2, 4});
+  check_op_inputs({x}, [](auto& t) { return std::vector<Tensor>{t[0].max(), t[0].max({1}), t[0].max({0}), t[0].relu()}; },
+                  "(x0.max(), x0.amax(1), x0.amax(0), torch.relu(x0))", {.grad = false});
 }
 
 TEST(CoreOps, Matmul) {
