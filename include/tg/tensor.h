@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -190,6 +191,7 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;  // one dim may be -1
   Tensor permute(const std::vector<int>& order) const;
   Tensor transpose(int dim0 = 1, int dim1 = 0) const;
+  Tensor T() const { return transpose(); }  // tinygrad's .T: dims 0 and 1 swapped
   Tensor expand(const Shape& shape) const;   // -1 keeps a dim
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& padding, double value = 0) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
@@ -381,6 +383,9 @@ TG_BINARY_OPERATOR(^, bitwise_xor)
 #undef TG_BINARY_OPERATOR
 inline Tensor operator-(const Tensor& a) { return a.neg(); }
 inline Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+// Prints the values (realizing them), as torch does: "tensor([[1, 2], [3, 4]], dtype=int32, device=CPU)".
+// Dims longer than 6 show their first and last 3 entries.
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
 inline Tensor operator<<(const Tensor& a, int64_t bits) { return a.lshift(bits); }
 inline Tensor operator>>(const Tensor& a, int64_t bits) { return a.rshift(bits); }
 

@@ -2,6 +2,8 @@
 #include "tg/tensor.h"
 
 #include <cstring>
+#include <ostream>
+#include <sstream>
 #include <unordered_set>
 
 #include "engine/realize.h"
@@ -183,6 +185,46 @@ void Tensor::read(void* out, DType as) const {
       default: std::memcpy(q, &c.i, as.itemsize());  // little-endian: the low bytes
     }
   }
+}
+
+// ---- printing -------------------------------------------------------------------------------------
+
+namespace {
+constexpr int64_t kEdge = 3;  // a dim longer than 2 * kEdge shows its first and last kEdge entries
+
+void print_values(std::ostream& os, const std::vector<double>& v, const Shape& shape, size_t dim, int64_t offset, DType dt) {
+  if (dim == shape.size()) {
+    if (dt.is_bool()) os << (v[offset] != 0 ? "True" : "False");
+    else if (dt.is_float()) {
+      std::ostringstream f;
+      f.precision(6);
+      f << v[offset];
+      std::string s = f.str();
+      bool plain = s.find_first_of(".enia") == std::string::npos;  // 1 -> "1.", as torch
+      os << s << (plain ? "." : "");
+    } else os << static_cast<int64_t>(v[offset]);
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t i = dim + 1; i < shape.size(); i++) stride *= shape[i];
+  os << '[';
+  for (int64_t i = 0; i < shape[dim]; i++) {
+    if (shape[dim] > 2 * kEdge && i == kEdge) {
+      os << "..., ";
+      i = shape[dim] - kEdge;
+    }
+    print_values(os, v, shape, dim + 1, offset + i * stride, dt);
+    if (i + 1 < shape[dim]) os << ", ";
+  }
+  os << ']';
+}
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  std::vector<double> v = t.cast(dtypes::float64).tolist<double>();
+  os << "tensor(";
+  print_values(os, v, t.shape(), 0, 0, t.dtype());
+  return os << ", dtype=" << t.dtype().name() << ", device=" << t.device() << ")";
 }
 
 }  // namespace tg
