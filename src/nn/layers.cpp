@@ -31,6 +31,19 @@ Tensor channel_affine(const Tensor& x, const std::optional<Tensor>& w, const std
   return x * w->reshape(s) + b->reshape(s);
 }
 
+// weight = 1, bias = 0 over `shape`: the identity affine every normalization layer starts from.
+void register_affine(Module& m, const Shape& shape, std::optional<Tensor>& weight, std::optional<Tensor>& bias) {
+  weight = m.register_tensor("weight", Tensor::ones(shape));
+  bias = m.register_tensor("bias", Tensor::zeros(shape));
+}
+
+// Each of `groups` channel groups of each sample of (N, C, ...) normalized, then the per-channel affine
+// (GroupNorm; InstanceNorm is one group a channel).
+Tensor group_norm(const Tensor& x, int64_t groups, double eps, const std::optional<Tensor>& w, const std::optional<Tensor>& b) {
+  Tensor y = x.reshape({x.shape()[0], groups, -1}).layernorm({-1}, eps).reshape(x.shape());
+  return channel_affine(y, w, b);
+}
+
 void check_conv_args(const char* op, int64_t in, int64_t out, const std::vector<int64_t>& k, int64_t groups) {
   TG_CHECK(in > 0 && out > 0 && groups > 0 && in % groups == 0 && out % groups == 0, op, ": in_channels ", in, " and out_channels ",
            out, " must be positive multiples of groups ", groups);
@@ -97,8 +110,7 @@ BatchNorm::BatchNorm(int64_t sz, double eps, bool affine, bool track_running_sta
     : num_features(sz), eps(eps), momentum(momentum), track_running_stats(track_running_stats) {
   TG_CHECK(sz > 0, "BatchNorm: bad number of features ", sz);
   if (affine) {
-    weight = register_tensor("weight", Tensor::ones({sz}));
-    bias = register_tensor("bias", Tensor::zeros({sz}));
+    register_affine(*this, Shape{sz}, weight, bias);
   }
   if (track_running_stats) {  // state, not parameters
     running_mean = register_tensor("running_mean", Tensor::zeros({sz}).requires_grad_(false));
@@ -139,8 +151,7 @@ LayerNorm::LayerNorm(const Shape& normalized_shape, double eps, bool elementwise
     : normalized_shape(normalized_shape), eps(eps) {
   TG_CHECK(!normalized_shape.empty(), "LayerNorm: normalized_shape must not be empty");
   if (elementwise_affine) {
-    weight = register_tensor("weight", Tensor::ones(normalized_shape));
-    bias = register_tensor("bias", Tensor::zeros(normalized_shape));
+    register_affine(*this, normalized_shape, weight, bias);
   }
 }
 
@@ -164,29 +175,25 @@ GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool 
   TG_CHECK(num_groups > 0 && num_channels > 0 && num_channels % num_groups == 0, "GroupNorm: num_channels ", num_channels,
            " must be a positive multiple of num_groups ", num_groups);
   if (affine) {
-    weight = register_tensor("weight", Tensor::ones({num_channels}));
-    bias = register_tensor("bias", Tensor::zeros({num_channels}));
+    register_affine(*this, Shape{num_channels}, weight, bias);
   }
 }
 
 Tensor GroupNorm::operator()(const Tensor& x) const {
   check_channels("GroupNorm", x, num_channels);
-  Tensor y = x.reshape({x.shape()[0], num_groups, -1}).layernorm({-1}, eps).reshape(x.shape());
-  return channel_affine(y, weight, bias);
+  return group_norm(x, num_groups, eps, weight, bias);
 }
 
 InstanceNorm::InstanceNorm(int64_t num_features, double eps, bool affine) : num_features(num_features), eps(eps) {
   TG_CHECK(num_features > 0, "InstanceNorm: bad number of features ", num_features);
   if (affine) {
-    weight = register_tensor("weight", Tensor::ones({num_features}));
-    bias = register_tensor("bias", Tensor::zeros({num_features}));
+    register_affine(*this, Shape{num_features}, weight, bias);
   }
 }
 
 Tensor InstanceNorm::operator()(const Tensor& x) const {
   check_channels("InstanceNorm", x, num_features);
-  Tensor y = x.reshape({x.shape()[0], num_features, -1}).layernorm({-1}, eps).reshape(x.shape());
-  return channel_affine(y, weight, bias);
+  return group_norm(x, num_features, eps, weight, bias);
 }
 
 RMSNorm::RMSNorm(int64_t dim, double eps) : eps(eps), weight(register_tensor("weight", Tensor::ones({dim}))) {
