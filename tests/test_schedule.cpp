@@ -641,3 +641,23 @@ TEST(ScheduleReduce, IntegerReductionsWithAxes) {
   auto mv = x.mean({0}).tolist<float>();
   for (int i = 0; i < 12; i++) EXPECT_FLOAT_EQ(mv[i], static_cast<float>(i + 6));
 }
+
+// corealize: several tensors in one schedule; their shared reduce is computed once, for both.
+TEST(Schedule, CorealizeSharesWork) {
+  Tensor x({1.f, 2.f, 3.f});
+  Tensor s = x.sum(), a = s + 1, b = s * 2;
+  auto sched = create_schedule({a.lazydata(), b.lazydata()});
+  int reduces = 0;
+  for (auto& si : sched) {
+    if (!si.is_kernel()) continue;
+    auto nodes = si.ast->toposort();
+    reduces += std::any_of(nodes.begin(), nodes.end(), [](const UOpPtr& u) { return u->op == Ops::REDUCE_AXIS; });
+  }
+  EXPECT_EQ(reduces, 1);
+  Tensor::corealize({a, b});
+  EXPECT_EQ(a.item<float>(), 7.f);
+  EXPECT_EQ(b.item<float>(), 12.f);
+  int64_t before = GlobalCounters::kernel_count;
+  Tensor::corealize({a, b});  // already realized: nothing runs
+  EXPECT_EQ(GlobalCounters::kernel_count, before);
+}

@@ -267,6 +267,8 @@ class Tensor {
 
   // ---- realization and data --------------------------------------------------------------------------
   Tensor& realize();
+  // Realizes all of them in one schedule (tinygrad's Tensor.corealize): shared work runs once.
+  static void corealize(const std::vector<Tensor>& tensors);
   Tensor contiguous() const;
   Tensor contiguous_backward() const;  // identity forward; makes the gradient contiguous
   Tensor to(const std::string& device) const;

@@ -4,9 +4,6 @@
 
 #include <algorithm>
 
-#include "engine/realize.h"
-#include "engine/schedule.h"
-
 namespace tg::nn::optim {
 
 namespace {
@@ -65,11 +62,7 @@ std::vector<Tensor> Optimizer::schedule_step() {
   return out;
 }
 
-void Optimizer::step() {
-  std::vector<LBPtr> outs;
-  for (const Tensor& t : schedule_step()) outs.push_back(t.lazydata());
-  run_schedule(create_schedule(outs));
-}
+void Optimizer::step() { Tensor::corealize(schedule_step()); }
 
 LARS::LARS(const std::vector<Tensor>& ps, double lr, double momentum, double weight_decay, bool nesterov, bool classic, double tcoef)
     : Optimizer(ps, lr), momentum(momentum), wd(weight_decay), nesterov(nesterov), classic(classic), tcoef(tcoef) {

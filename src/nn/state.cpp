@@ -1,8 +1,6 @@
 // get_parameters / get_state_dict / load_state_dict (tinygrad's nn/state.py).
 #include <algorithm>
 
-#include "engine/realize.h"
-#include "engine/schedule.h"
 #include "tg/state.h"
 
 namespace tg::nn::state {
@@ -30,18 +28,15 @@ void load_state_dict(Module& m, const std::map<std::string, Tensor>& state, bool
       TG_CHECK(known, "load_state_dict: unexpected key '", name, "' (shape ", t.shape(), ") in the state dict (strict)");
     }
   // every check passed: now change the model, all tensors in one schedule
-  std::vector<LBPtr> outs;
+  std::vector<Tensor> loaded;
   for (const auto& [name, t] : mine) {
     auto it = state.find(name);
     if (it == state.end()) continue;
-    Tensor src = it->second.detach();
-    if (src.device() != t.device()) src = src.to(t.device());
-    if (src.dtype() != t.dtype()) src = src.cast(t.dtype());
     Tensor handle = t;  // a handle: assigning through it updates the model's tensor
-    handle.assign(src);
-    outs.push_back(handle.lazydata());
+    handle.assign(it->second.detach().to(t.device()).cast(t.dtype()));
+    loaded.push_back(handle);
   }
-  run_schedule(create_schedule(outs));
+  Tensor::corealize(loaded);
 }
 
 }  // namespace tg::nn::state

@@ -142,8 +142,14 @@ Tensor& Tensor::backward(const Tensor& gradient) {
 // ---- realization and data --------------------------------------------------------------------------
 
 Tensor& Tensor::realize() {
-  run_schedule(create_schedule({lazydata()}));
+  corealize({*this});
   return *this;
+}
+
+void Tensor::corealize(const std::vector<Tensor>& tensors) {
+  std::vector<LBPtr> outs;
+  for (const Tensor& t : tensors) outs.push_back(t.lazydata());
+  run_schedule(create_schedule(outs));
 }
 
 Tensor Tensor::contiguous() const { return Function::apply<F::Contiguous>({*this}); }
