@@ -274,6 +274,9 @@ class Tensor {
   Tensor to(const std::string& device) const;
   template <class T> T item() const;
   template <class T> std::vector<T> tolist() const;
+  // Raw data: n elements of `dtype` in C order, little-endian, copied from host memory; and back.
+  static Tensor from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device = "");
+  std::vector<uint8_t> bytes() const;  // realizes
 
   const Shape& shape() const;
   int64_t size(int dim) const;
@@ -289,7 +292,6 @@ class Tensor {
   static Tensor wrap(std::shared_ptr<TensorImpl> impl);
   friend struct TensorImpl;
   friend class Function;
-  static Tensor from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device);
   template <class T> static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const std::string& device) {
     if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: unpack to one byte each
       std::vector<uint8_t> bytes(data.begin(), data.end());

@@ -1,31 +1,11 @@
-// Host bytes <-> Tensor, and checked file reads, for safetensors and .npy.
+// Checked file reads and writes, for safetensors and .npy.
 #include "nn/bytes.h"
 
 #include <bit>
-#include <cstring>
-
-#include "lazy/lazybuffer.h"
-#include "tensor/internal.h"
 
 namespace tg::nn::detail {
 
 static_assert(std::endian::native == std::endian::little, "weight files are little-endian: a big-endian host needs byte swaps");
-
-Tensor tensor_from_bytes(const void* data, const Shape& shape, DType dtype) {
-  return Tensor(LazyBuffer::from_host(data, shape, dtype)->copy_to_device(tg::detail::dev_or_default("")));
-}
-
-std::vector<uint8_t> tensor_bytes(const Tensor& t) {
-  std::vector<uint8_t> out(static_cast<size_t>(t.nbytes()));
-  if (out.empty()) return out;
-  Tensor c = t.detach().contiguous();
-  c.realize();
-  const Buffer& buf = *c.lazydata()->base()->buffer;
-  std::vector<uint8_t> raw(buf.nbytes());
-  buf.copyout(raw.data());
-  std::memcpy(out.data(), raw.data(), out.size());
-  return out;
-}
 
 int64_t checked_nbytes(const Shape& shape, int64_t itemsize) {
   int64_t n = itemsize;

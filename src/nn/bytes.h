@@ -1,4 +1,4 @@
-// Host bytes <-> Tensor, for the weight file formats. Not a public header.
+// Checked file reads and writes, for the weight file formats. Not a public header.
 #pragma once
 #include <cstdint>
 #include <fstream>
@@ -9,10 +9,6 @@
 
 namespace tg::nn::detail {
 
-// A tensor on the default device holding `data` (numel(shape) * itemsize bytes, little-endian) as `dtype`.
-Tensor tensor_from_bytes(const void* data, const Shape& shape, DType dtype);
-// The tensor's elements in C order as raw little-endian bytes (realizes it).
-std::vector<uint8_t> tensor_bytes(const Tensor& t);
 // numel(shape) * itemsize, or -1 when a dim is negative or the product overflows int64.
 int64_t checked_nbytes(const Shape& shape, int64_t itemsize);
 

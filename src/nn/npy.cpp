@@ -146,9 +146,7 @@ Tensor npy_load(const std::string& path) {
            nbytes, " bytes of data but the file has ", avail);
   std::vector<uint8_t> raw(static_cast<size_t>(nbytes));
   f.read_at(hstart + hlen, raw.data(), raw.size(), "the data");
-  if (dtype == dtypes::bool_)
-    for (uint8_t& b : raw) b = b != 0;
-  return detail::tensor_from_bytes(raw.data(), h.shape, dtype);
+  return Tensor::from_host(raw.data(), raw.size() / static_cast<size_t>(dtype.itemsize()), h.shape, dtype);
 }
 
 void npy_save(const Tensor& t, const std::string& path) {
@@ -168,7 +166,7 @@ void npy_save(const Tensor& t, const std::string& path) {
   uint32_t hlen = static_cast<uint32_t>(dict.size());
   f.write(&hlen, prefix - 8);  // little-endian: the low 2 (or 4) bytes
   f.write(dict);
-  f.write(detail::tensor_bytes(t));
+  f.write(t.bytes());
   f.close();
 }
 

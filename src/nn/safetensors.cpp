@@ -119,12 +119,10 @@ Header read_header(InFile& f) {
 Tensor load_entry(InFile& f, const Header& h, const Entry& e) {
   std::vector<uint8_t> raw(e.end - e.begin);
   f.read_at(h.data_start + e.begin, raw.data(), raw.size(), "tensor '" + e.name + "'");
-  if (e.dtype == dtypes::bool_)
-    for (uint8_t& b : raw) b = b != 0;  // any nonzero byte is true; tg's bool is exactly 0 or 1
-  if (e.dtype != kBF16Marker) return detail::tensor_from_bytes(raw.data(), e.shape, e.dtype);
+  if (e.dtype != kBF16Marker) return Tensor::from_host(raw.data(), raw.size() / static_cast<size_t>(e.dtype.itemsize()), e.shape, e.dtype);
   std::vector<uint32_t> wide(raw.size() / 2);  // bfloat16 is the top half of a float32
   for (size_t i = 0; i < wide.size(); i++) wide[i] = static_cast<uint32_t>(raw[2 * i] | raw[2 * i + 1] << 8) << 16;
-  return detail::tensor_from_bytes(wide.data(), e.shape, dtypes::float32);
+  return Tensor::from_host(wide.data(), wide.size(), e.shape, dtypes::float32);
 }
 
 std::string safe_name(DType d, const std::string& name) {
@@ -165,7 +163,7 @@ void safe_save(const std::map<std::string, Tensor>& tensors, const std::string& 
   detail::OutFile f(path, "safe_save");
   f.write(&n, 8);
   f.write(text);
-  for (const auto& [name, t] : tensors) f.write(detail::tensor_bytes(t));
+  for (const auto& [name, t] : tensors) f.write(t.bytes());
   f.close();
 }
 

@@ -33,6 +33,11 @@ Tensor::Tensor(std::shared_ptr<LazyBuffer> lb, std::optional<bool> requires_grad
 Tensor Tensor::from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device) {
   for (int64_t d : shape) TG_CHECK(d >= 0, "Tensor: negative dimension in shape ", shape);
   TG_CHECK(static_cast<int64_t>(n) == tg::prod(shape), "Tensor: ", n, " values do not fill shape ", shape);
+  if (dtype.is_bool()) {  // any nonzero byte is true; a bool tensor holds exactly 0 or 1
+    std::vector<uint8_t> b(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + n);
+    for (uint8_t& v : b) v = v != 0;
+    return Tensor(LazyBuffer::from_host(b.data(), shape, dtype)->copy_to_device(detail::dev_or_default(device)));
+  }
   return Tensor(LazyBuffer::from_host(data, shape, dtype)->copy_to_device(detail::dev_or_default(device)));
 }
 
@@ -159,6 +164,12 @@ Tensor Tensor::to(const std::string& device) const {
   std::string dev = Device::canonicalize(device);
   if (dev == this->device()) return *this;
   return Tensor(lazydata()->copy_to_device(dev), requires_grad());
+}
+
+std::vector<uint8_t> Tensor::bytes() const {
+  std::vector<uint8_t> out(static_cast<size_t>(nbytes()));
+  read(out.data(), dtype());
+  return out;
 }
 
 void Tensor::read(void* out, DType as) const {
