@@ -41,8 +41,7 @@ Tensor load_idx(const std::string& path, const std::string& device) {
   }
   size_t off = 4 + 4 * ndim;
   TG_CHECK(data.size() - off == n, "load_idx: ", path, ": shape ", shape, " needs ", n, " bytes, file has ", data.size() - off);
-  std::vector<uint8_t> values(data.begin() + static_cast<std::ptrdiff_t>(off), data.end());
-  return Tensor(values, shape, device);
+  return Tensor::from_host(data.data() + off, n, shape, dtypes::uint8, device);
 }
 
 MNISTLike fashion_mnist(const std::string& dir, const std::string& device) {
