@@ -11,19 +11,27 @@ namespace tg {
 namespace detail {
 std::string dev_or_default(const std::string& d) { return Device::canonicalize(d.empty() ? Device::DEFAULT() : d); }
 
+std::optional<Shape> broadcast_shape(const std::vector<Shape>& shapes) {
+  Shape out;
+  for (Shape s : shapes) {
+    if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+    s.insert(s.begin(), out.size() - s.size(), 1);
+    for (size_t i = 0; i < s.size(); i++) {
+      if (s[i] != out[i] && s[i] != 1 && out[i] != 1) return std::nullopt;
+      if (out[i] == 1) out[i] = s[i];
+    }
+  }
+  return out;
+}
+
 std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype) {
   TG_CHECK(a.device() == b.device(), op, ": tensors on different devices ", a.device(), " and ", b.device());
+  std::optional<Shape> out = broadcast_shape({a.shape(), b.shape()});
+  TG_CHECK(out, op, ": cannot broadcast shapes ", a.shape(), " and ", b.shape(), " (", a.dtype().name(), ", ", b.dtype().name(), ")");
   Shape sa = a.shape(), sb = b.shape();
-  size_t n = std::max(sa.size(), sb.size());
-  sa.insert(sa.begin(), n - sa.size(), 1);
-  sb.insert(sb.begin(), n - sb.size(), 1);
-  Shape out(n);
-  for (size_t i = 0; i < n; i++) {
-    TG_CHECK(sa[i] == sb[i] || sa[i] == 1 || sb[i] == 1, op, ": cannot broadcast shapes ", a.shape(), " and ", b.shape(),
-             " (", a.dtype().name(), ", ", b.dtype().name(), ")");
-    out[i] = sa[i] == 1 ? sb[i] : sa[i];
-  }
-  Tensor x = a.reshape(sa).expand(out), y = b.reshape(sb).expand(out);
+  sa.insert(sa.begin(), out->size() - sa.size(), 1);
+  sb.insert(sb.begin(), out->size() - sb.size(), 1);
+  Tensor x = a.reshape(sa).expand(*out), y = b.reshape(sb).expand(*out);
   if (match_dtype) {
     DType d = least_upper_dtype({a.dtype(), b.dtype()});
     x = x.cast(d);

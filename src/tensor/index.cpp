@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "lazy/lazybuffer.h"
+#include "shape/shapetracker.h"
 #include "tensor/internal.h"
 
 namespace tg {
@@ -101,26 +102,19 @@ Tensor take_slice(const Tensor& y, int d, SliceRange r) {
   return t.shrink(bounds).squeeze(d + 1);
 }
 
-Shape broadcast_shapes(const std::vector<Tensor>& ts) {
-  Shape out;
-  for (const Tensor& t : ts) {
-    Shape s = t.shape();
-    if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
-    s.insert(s.begin(), out.size() - s.size(), 1);
-    for (size_t i = 0; i < s.size(); i++) {
-      TG_CHECK(s[i] == out[i] || s[i] == 1 || out[i] == 1, "index: shape mismatch: index tensor of shape ", t.shape(),
-               " cannot be broadcast with the others to ", out);
-      if (out[i] == 1) out[i] = s[i];
-    }
-  }
-  return out;
-}
-
 // y indexed by integer tensors on the dims `dims` (numpy's advanced indexing). The tensors broadcast to
 // one shape B. Adjacent dims are replaced by B in place; otherwise B comes first. The indexed dims are
 // merged into one and read with a single gather by a combined linear index.
 Tensor advanced_index(Tensor y, std::vector<int> dims, std::vector<Tensor> idxs) {
-  Shape B = broadcast_shapes(idxs);
+  std::vector<Shape> shapes;
+  for (const Tensor& t : idxs) shapes.push_back(t.shape());
+  std::optional<Shape> broadcast = detail::broadcast_shape(shapes);
+  if (!broadcast) {
+    std::string listed;
+    for (const Shape& sh : shapes) listed += (listed.empty() ? "" : ", ") + shape_str(sh);
+    TG_ERROR("index: shape mismatch: index tensors of shapes ", listed, " cannot be broadcast together");
+  }
+  Shape B = *broadcast;
   size_t k = dims.size();
   bool adjacent = true;
   for (size_t j = 1; j < k; j++) adjacent &= dims[j] == dims[0] + static_cast<int>(j);

@@ -1,6 +1,7 @@
 // Shared by the Tensor op files: broadcasting, dtype helpers and axis handling. Not a public header.
 #pragma once
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,9 @@
 namespace tg::detail {
 
 std::string dev_or_default(const std::string& d);
+// The shape numpy's broadcasting rule gives these shapes (dims aligned from the right, 1 stretches),
+// or nullopt when they are incompatible.
+std::optional<Shape> broadcast_shape(const std::vector<Shape>& shapes);
 // Broadcast two tensors to one shape and (when match_dtype) one dtype, as tinygrad's _broadcasted.
 std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype = true);
 // The float type of t (ints and bool become default_float).
