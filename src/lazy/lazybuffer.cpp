@@ -1,13 +1,21 @@
 #include "lazy/lazybuffer.h"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "helpers/teardown.h"
 #include "tg/error.h"
+#include "uop/exec_alu.h"
 
 namespace tg {
 
 LazyBuffer::LazyBuffer(std::string device_, ShapeTracker st_, DType dtype_, LBPtr base)
     : device(std::move(device_)), dtype(dtype_), st(std::move(st_)), base_(std::move(base)) {}
+
+LazyBuffer::~LazyBuffer() {
+  for (LBPtr& s : srcs) defer_release(std::move(s));
+  defer_release(std::move(base_));
+}
 
 LBPtr LazyBuffer::metaop(Ops op, const Shape& shape, DType dtype, const std::string& device, Arg arg, std::vector<LBPtr> srcs) {
   auto lb = std::make_shared<LazyBuffer>(device, ShapeTracker::from_shape(shape), dtype, nullptr);
@@ -26,8 +34,11 @@ LBPtr LazyBuffer::from_host(const void* data, const Shape& shape, DType dtype) {
 }
 
 LBPtr LazyBuffer::cnst(double value, DType dtype, const std::string& device, const Shape& shape) {
-  Arg v = dtype.is_float() ? Arg{value} : Arg{UOp::cnst(dtype, value)->const_int()};
-  LBPtr c = metaop(Ops::CONST, {}, dtype, device, v);
+  return cnst_arg(dtype.is_float() ? Arg{value} : Arg{UOp::cnst(dtype, value)->const_int()}, dtype, device, shape);
+}
+
+LBPtr LazyBuffer::cnst_arg(Arg value, DType dtype, const std::string& device, const Shape& shape) {
+  LBPtr c = metaop(Ops::CONST, {}, dtype, device, std::move(value));
   Shape ones(shape.size(), 1);
   return c->reshape(ones)->expand(shape);
 }

@@ -25,6 +25,7 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
                       std::vector<LBPtr> srcs = {});
   static LBPtr from_host(const void* data, const Shape& shape, DType dtype);  // realized, on "EXT"
   static LBPtr cnst(double value, DType dtype, const std::string& device, const Shape& shape);  // CONST, expanded
+  static LBPtr cnst_arg(Arg value, DType dtype, const std::string& device, const Shape& shape);  // exact value
   LBPtr const_like(double value) const { return cnst(value, dtype, device, shape()); }
 
   // Graph ops. Arguments are validated by the Tensor layer.
@@ -65,6 +66,7 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   mutable bool forced_realize = false;  // a scheduling hint set by contiguous(), not a value change
 
   LazyBuffer(std::string device, ShapeTracker st, DType dtype, LBPtr base);
+  ~LazyBuffer();  // iterative: a graph of any depth is dropped without deep recursion
  private:
   LBPtr base_;  // set for views
   LBPtr view(const ShapeTracker& st) const;

@@ -3,7 +3,19 @@
 #include <cmath>
 #include <numeric>
 
+#include "helpers/teardown.h"
+
 namespace tg {
+
+TensorImpl::~TensorImpl() {
+  defer_release(std::move(ctx));
+  defer_release(std::move(grad));
+  defer_release(std::move(lazydata));
+}
+
+Function::~Function() {
+  for (auto& p : parents) defer_release(std::move(p));
+}
 
 Tensor Function::run(std::shared_ptr<Function> self, const std::vector<Tensor>& xs) {
   std::vector<LBPtr> lbs;

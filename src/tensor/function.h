@@ -21,11 +21,12 @@ struct TensorImpl {
   std::optional<bool> requires_grad;
   std::shared_ptr<TensorImpl> grad;
   std::shared_ptr<Function> ctx;  // the Function that made this tensor, while a backward may need it
+  ~TensorImpl();  // iterative, like the LazyBuffer graph: ctx -> parents -> ctx ... may be very deep
 };
 
 class Function {
  public:
-  virtual ~Function() = default;
+  virtual ~Function();
   // One gradient per input; nullptr for inputs that need none (or that have no gradient at all).
   virtual std::vector<LBPtr> backward(const LBPtr& grad_output) = 0;
 

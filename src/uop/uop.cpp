@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "helpers/teardown.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
 
@@ -142,6 +143,10 @@ UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, uint64_t has
   auto [lo, hi] = min_max(op, dtype, src, arg);
   vmin = lo;
   vmax = hi;
+}
+
+UOp::~UOp() {
+  for (UOpPtr& s : src) defer_release(std::move(s));
 }
 
 UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {

@@ -45,7 +45,9 @@ std::string arg_str(const Arg& a);
 struct UOp : std::enable_shared_from_this<UOp> {
   const Ops op;
   const DType dtype;
-  const std::vector<UOpPtr> src;
+  // Not const only so that ~UOp can hand the sources to defer_release (an iterative teardown); every
+  // UOp is reached through a UOpPtr (pointer to const), so nothing else can change it.
+  std::vector<UOpPtr> src;
   const Arg arg;
   const uint64_t hash;
   int64_t vmin, vmax;  // bounds of an integer/bool value; meaningless for floats
@@ -85,6 +87,7 @@ struct UOp : std::enable_shared_from_this<UOp> {
 
   // Builders for non-ALU nodes should call make(); the constructor is public only for make_shared.
   UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, uint64_t hash);
+  ~UOp();
 };
 
 // Renders a pure index/valid expression as C-like text, e.g. "((ridx0*4)+gidx0)"; for tests and DEBUG.
