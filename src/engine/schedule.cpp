@@ -1,7 +1,6 @@
 #include "engine/schedule.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,69 +14,155 @@ namespace {
 
 using LBSet = std::unordered_set<LazyBuffer*>;
 
+// Longest chain of ops one kernel may fuse. Deeper graphs (a loop of 100,000 adds) are cut into kernels
+// of this depth: a C compiler given one function of a million statements takes minutes, if it finishes.
+constexpr int kMaxKernelDepth = 500;
+
 UOpPtr view_uop(const ShapeTracker& st) {
   return UOp::make(Ops::VIEW, dtypes::void_, {}, std::shared_ptr<const ArgObject>(std::make_shared<ShapeTracker>(st)));
 }
 
+bool has_mask(const ShapeTracker& st) {
+  return std::any_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); });
+}
+
+// Ops for which f(0, ..., 0) is not 0 (or is -0.0). A padded view pushed down through one of them would
+// put f(0) in the padding, so the kernel selects 0 there explicitly. All other ops map zeros to zero,
+// and the loads and constants under them are already 0 in the padding.
+bool unsafe_to_pad(const LazyBuffer& b) {
+  switch (b.op) {
+    case Ops::EXP2: case Ops::LOG2: case Ops::RECIP: case Ops::IDIV: case Ops::MOD: case Ops::INDEX: return true;
+    case Ops::NEG: return b.dtype.is_float();
+    default: return false;
+  }
+}
+
 struct Graph {
-  LBSet realizes, allbufs;
-  std::unordered_map<LazyBuffer*, LBSet> children;
+  LBSet realizes;
+  std::vector<LazyBuffer*> order;  // the unrealized concrete buffers, sources before their users
   std::unordered_map<LazyBuffer*, LBPtr> owner;  // keeps raw pointers meaningful
+  std::unordered_map<LazyBuffer*, LBSet> reduce_consumers;
 };
 
-// Walks the unrealized graph behind `outs` and applies seed 002's realize rules.
+// The realize rules that depend on one buffer alone (seed 002): loads, copies and their sources, a
+// gather's data (read by a loaded address), forced realizes.
+void buffer_rules(LazyBuffer* b, Graph& g) {
+  if (b->forced_realize) g.realizes.insert(b);
+  if (b->op == Ops::EMPTY || b->op == Ops::COPY || b->op == Ops::CONTIGUOUS) g.realizes.insert(b);
+  if (b->op == Ops::COPY || b->op == Ops::INDEX) g.realizes.insert(b->srcs[0]->base());
+}
+
+// Walks the unrealized graph behind `outs` (iteratively: graphs may be a million ops deep), applies the
+// realize rules and records the buffers in topological order.
 void walk(const std::vector<LBPtr>& outs, Graph& g) {
-  std::vector<LBPtr> stack;
-  for (auto& o : outs)
-    if (!o->base()->realized()) { g.realizes.insert(o->base()); stack.push_back(o->base_ptr()); }
-  LBSet seen_views;
-  while (!stack.empty()) {
-    LBPtr buf = stack.back();
-    stack.pop_back();
-    if (buf->base()->realized()) continue;
-    if (buf->is_view()) {
-      if (!seen_views.insert(buf.get()).second) continue;
-      LazyBuffer* base = buf->base();
-      // a view that is bigger than its base expands it: realize the base, unless it is a simple pad
-      if (prod(base->shape()) < prod(buf->shape()) && base->op != Ops::CONST) {
-        const View& v = buf->st.views.back();
-        bool simple_pad = false;
-        if (buf->st.views.size() == 1 && v.mask) {
-          int64_t masked = 1;
-          for (auto [b, e] : *v.mask) masked *= e - b;
-          simple_pad = prod(base->shape()) >= masked;
-        }
-        if (!simple_pad) g.realizes.insert(base);
+  LBSet seen, seen_views;
+  // the concrete buffer behind an edge to `x`, when it has not been visited yet
+  auto enter = [&](const LBPtr& x) -> LazyBuffer* {
+    LazyBuffer* base = x->base();
+    if (base->realized()) return nullptr;
+    if (x->is_view() && seen_views.insert(x.get()).second && prod(base->shape()) < prod(x->shape()) && base->op != Ops::CONST) {
+      // a view bigger than its base expands it: realize the base, unless the view is a simple pad
+      const View& v = x->st.views.back();
+      bool simple_pad = false;
+      if (x->st.views.size() == 1 && v.mask) {
+        int64_t masked = 1;
+        for (auto [b, e] : *v.mask) masked *= e - b;
+        simple_pad = prod(base->shape()) >= masked;
       }
-      stack.push_back(buf->base_ptr());
-      continue;
+      if (!simple_pad) g.realizes.insert(base);
     }
-    if (!g.allbufs.insert(buf.get()).second) continue;
-    g.owner[buf.get()] = buf;
-    if (buf->forced_realize) g.realizes.insert(buf.get());
-    if (buf->op == Ops::EMPTY || buf->op == Ops::COPY || buf->op == Ops::CONTIGUOUS) g.realizes.insert(buf.get());
-    if (buf->op == Ops::COPY) g.realizes.insert(buf->srcs[0]->base());
-    if (buf->op == Ops::INDEX) g.realizes.insert(buf->srcs[0]->base());  // a gather loads its data by address
-    for (auto& s : buf->srcs) {
-      g.children[s->base()].insert(buf.get());
-      stack.push_back(s);
+    if (!seen.insert(base).second) return nullptr;
+    g.owner[base] = x->base_ptr();
+    buffer_rules(base, g);
+    return base;
+  };
+  std::vector<std::pair<LazyBuffer*, size_t>> stack;
+  for (auto& o : outs) {
+    if (!o->base()->realized()) g.realizes.insert(o->base());
+    if (LazyBuffer* b = enter(o)) stack.emplace_back(b, 0);
+    while (!stack.empty()) {
+      auto [b, i] = stack.back();
+      if (i == b->srcs.size() || prod(b->shape()) == 0) {  // nothing is computed for an empty buffer
+        g.order.push_back(b);
+        stack.pop_back();
+        continue;
+      }
+      stack.back().second++;
+      const LBPtr& s = b->srcs[i];
+      if (s->base()->op == Ops::REDUCE_AXIS) g.reduce_consumers[s->base()].insert(b);
+      if (LazyBuffer* c = enter(s)) stack.emplace_back(c, 0);
     }
   }
   // a reduce with several consumers is computed once, not once per consumer
-  for (LazyBuffer* b : g.allbufs)
-    if (b->op == Ops::REDUCE_AXIS && g.children[b].size() > 1) g.realizes.insert(b);
+  for (auto& [r, consumers] : g.reduce_consumers)
+    if (consumers.size() > 1) g.realizes.insert(r);
+  // cut chains deeper than a kernel may be
+  std::unordered_map<LazyBuffer*, int> depth;
+  for (LazyBuffer* b : g.order) {
+    int d = 0;
+    for (auto& s : b->srcs)
+      if (auto it = depth.find(s->base()); it != depth.end()) d = std::max(d, it->second);
+    if (++d >= kMaxKernelDepth) g.realizes.insert(b);
+    depth[b] = g.realizes.count(b) ? 0 : d;
+  }
 }
 
-// Builds the AST of one kernel. When a reduce turns out not to fuse, `unfusable` names it.
-struct AstBuilder {
-  const LBSet& realizes;
-  std::vector<LazyBuffer*> inputs;
-  std::map<std::pair<LazyBuffer*, const UOp*>, UOpPtr> cache;
-  std::vector<UOpPtr> keep;  // keeps the VIEW keys of the cache alive
-  LazyBuffer* reduce = nullptr;
+// Builds the AST of one kernel, iteratively. When a reduce turns out not to fuse, `unfusable` names it
+// and build() returns nullptr.
+class AstBuilder {
+ public:
+  explicit AstBuilder(const LBSet& realizes) : realizes_(realizes) {}
+  std::vector<LazyBuffer*> inputs;  // DEFINE_GLOBAL 1, 2, ... in first-use order
   LazyBuffer* unfusable = nullptr;
 
-  // The kernel's DEFINE_GLOBAL for an input buffer (1, 2, ... in first-use order).
+  UOpPtr build(LazyBuffer* out, const ShapeTracker& out_st) {
+    root_ = out;
+    std::vector<Frame> stack;
+    UOpPtr result;
+    auto enter = [&](const LazyBuffer* lb, ShapeTracker st) -> bool {  // false when the value is known
+      if (lb->is_view()) { st = lb->st + st; lb = lb->base(); }
+      Frame f{const_cast<LazyBuffer*>(lb), std::move(st), nullptr, {}, {}};
+      f.view = view_uop(f.st);
+      keep_.push_back(f.view);
+      if (auto it = cache_.find({f.buf, f.view.get()}); it != cache_.end()) { result = it->second; return false; }
+      if ((result = leaf(f))) { cache_[{f.buf, f.view.get()}] = result; return false; }
+      f.children = children(f);
+      if (unfusable) return false;
+      stack.push_back(std::move(f));
+      return true;
+    };
+    if (!enter(out, out_st)) return unfusable ? nullptr : result;
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.srcs.size() < f.children.size()) {
+        auto [lb, st] = f.children[f.srcs.size()];
+        if (enter(lb, st)) continue;
+        if (unfusable) return nullptr;
+        stack.back().srcs.push_back(result);
+        continue;
+      }
+      result = combine(f);
+      cache_[{f.buf, f.view.get()}] = result;
+      stack.pop_back();
+      if (!stack.empty()) stack.back().srcs.push_back(result);
+    }
+    return result;
+  }
+
+ private:
+  struct Frame {
+    LazyBuffer* buf;
+    ShapeTracker st;  // kernel index -> buf's index
+    UOpPtr view;
+    std::vector<std::pair<const LazyBuffer*, ShapeTracker>> children;
+    std::vector<UOpPtr> srcs;  // the children's ASTs, as they are built
+  };
+  const LBSet& realizes_;
+  LazyBuffer* root_ = nullptr;
+  LazyBuffer* reduce_ = nullptr;  // the kernel's one reduce
+  std::map<std::pair<LazyBuffer*, const UOp*>, UOpPtr> cache_;
+  std::vector<UOpPtr> keep_;  // keeps the VIEW keys of the cache alive
+
   UOpPtr define_global(LazyBuffer* buf) {
     auto it = std::find(inputs.begin(), inputs.end(), buf);
     int64_t idx = 1 + (it - inputs.begin());
@@ -85,73 +170,69 @@ struct AstBuilder {
     return UOp::make(Ops::DEFINE_GLOBAL, buf->dtype.pointer(), {}, idx);
   }
 
-  UOpPtr build(const LazyBuffer* lb, ShapeTracker st, bool first = false) {
-    if (lb->is_view()) { st = lb->st + st; lb = lb->base(); }
-    LazyBuffer* buf = const_cast<LazyBuffer*>(lb);
-    UOpPtr view = view_uop(st);
-    auto key = std::make_pair(buf, view.get());
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-    keep.push_back(view);
+  // The AST of a buffer the kernel does not compute: a constant, or a load of a realized buffer.
+  UOpPtr leaf(const Frame& f) {
+    if (f.buf->op == Ops::CONST && !f.buf->realized()) return UOp::make(Ops::CONST, f.buf->dtype, {f.view}, f.buf->arg);
+    // an empty buffer has no values to read: any view of it is padding (0) or has no elements itself
+    if (prod(f.buf->shape()) == 0 && f.buf != root_)
+      return UOp::make(Ops::CONST, f.buf->dtype, {f.view}, f.buf->dtype.is_float() ? Arg{0.0} : Arg{int64_t{0}});
+    if (f.buf->realized() || (realizes_.count(f.buf) && f.buf != root_)) return UOp::make(Ops::LOAD, f.buf->dtype, {define_global(f.buf), f.view});
+    return nullptr;
+  }
+
+  // What the kernel computes first to compute this buffer: its sources, seen through views in kernel
+  // coordinates. Detects a reduce that cannot fuse.
+  std::vector<std::pair<const LazyBuffer*, ShapeTracker>> children(const Frame& f) {
+    const LazyBuffer* b = f.buf;
+    switch (b->op) {
+      case Ops::INDEX: return {{b->srcs[1].get(), f.st}, {b->srcs[2].get(), f.st}};  // offset, valid
+      case Ops::REDUCE_AXIS: {
+        // fuse only when the kernel reads the reduce's result elementwise, and it is the kernel's one reduce
+        ShapeTracker s = f.st.simplify();
+        if (reduce_ || !s.contiguous() || s.size() != prod(b->shape())) { unfusable = f.buf; return {}; }
+        reduce_ = f.buf;
+        return {{b->srcs[0].get(), ShapeTracker::from_shape(b->srcs[0]->shape())}};
+      }
+      default: {
+        std::vector<std::pair<const LazyBuffer*, ShapeTracker>> out;
+        for (auto& s : b->srcs) out.emplace_back(s.get(), f.st);
+        return out;
+      }
+    }
+  }
+
+  UOpPtr combine(const Frame& f) {
+    const LazyBuffer* b = f.buf;
     UOpPtr ret;
-    if (buf->op == Ops::CONST && !buf->realized()) {
-      ret = UOp::make(Ops::CONST, buf->dtype, {view}, buf->arg);
-    } else if (buf->realized() || (realizes.count(buf) && !first)) {
-      ret = UOp::make(Ops::LOAD, buf->dtype, {define_global(buf), view});
-    } else if (buf->op == Ops::INDEX) {
+    if (b->op == Ops::INDEX) {
       // a gather (LazyBuffer::gather): LOAD(data, data's view with the axis pinned to 0, offset, valid);
       // the kernel adds the loaded offset to the view's index and gates the load with valid
-      const LazyBuffer* data = buf->srcs[0].get();
+      const LazyBuffer* data = b->srcs[0].get();
       std::vector<std::pair<int64_t, int64_t>> pin;
       for (int64_t d : data->shape()) pin.emplace_back(0, d);
-      pin[std::get<int64_t>(buf->arg)] = {0, 1};
-      ShapeTracker dst = data->st.shrink(pin).expand(buf->shape()) + st;
-      UOpPtr offset = build(buf->srcs[1].get(), st), valid = build(buf->srcs[2].get(), st);
-      if (!offset || !valid) return nullptr;
-      ret = UOp::make(Ops::LOAD, buf->dtype, {define_global(const_cast<LazyBuffer*>(data->base())), view_uop(dst), offset, valid});
-    } else if (buf->op == Ops::CONTIGUOUS) {
-      ret = build(buf->srcs[0].get(), st);
-    } else if (buf->op == Ops::REDUCE_AXIS) {
-      ShapeTracker s = st.simplify();
-      // fuse only when the kernel reads the reduce's result elementwise, and it is the kernel's one reduce
-      if (reduce || !s.contiguous() || s.size() != prod(buf->shape())) { unfusable = buf; return nullptr; }
-      reduce = buf;
-      UOpPtr src = build(buf->srcs[0].get(), ShapeTracker::from_shape(buf->srcs[0]->shape()));
-      if (!src) return nullptr;
-      ret = UOp::make(Ops::REDUCE_AXIS, buf->dtype, {src}, buf->arg);
+      pin[std::get<int64_t>(b->arg)] = {0, 1};
+      UOpPtr dview = view_uop(data->st.shrink(pin).expand(b->shape()) + f.st);
+      keep_.push_back(dview);
+      ret = UOp::make(Ops::LOAD, b->dtype, {define_global(const_cast<LazyBuffer*>(data->base())), dview, f.srcs[0], f.srcs[1]});
+    } else if (b->op == Ops::CONTIGUOUS) {
+      ret = f.srcs[0];
     } else {
-      std::vector<UOpPtr> srcs;
-      for (auto& s : buf->srcs) {
-        srcs.push_back(build(s.get(), st));
-        if (!srcs.back()) return nullptr;
-      }
-      ret = UOp::make(buf->op, buf->dtype, std::move(srcs), buf->arg);
+      ret = UOp::make(b->op, b->dtype, f.srcs, b->arg);
     }
-    cache[key] = ret;
-    return ret;
+    if (!unsafe_to_pad(*b) || !has_mask(f.st)) return ret;
+    // in the padding the value is 0, not f(0): select it by the view's validity (a CONST seen through
+    // the view is its value where valid, 0 elsewhere)
+    UOpPtr valid = UOp::make(Ops::CONST, dtypes::bool_, {f.view}, int64_t{1});
+    UOpPtr zero = UOp::make(Ops::CONST, b->dtype, {f.view}, b->dtype.is_float() ? Arg{0.0} : Arg{int64_t{0}});
+    return UOp::make(Ops::WHERE, b->dtype, {valid, ret, zero});
   }
 };
-
-// The reduce (if any) the kernel of `out` will contain: its output shape sets the kernel's output shape.
-const LazyBuffer* find_reduce(const LazyBuffer* out, const LBSet& realizes) {
-  std::vector<const LazyBuffer*> stack{out};
-  LBSet seen;
-  while (!stack.empty()) {
-    const LazyBuffer* b = stack.back()->base();
-    stack.pop_back();
-    if (!seen.insert(const_cast<LazyBuffer*>(b)).second || b->realized()) continue;
-    if (b != out && realizes.count(const_cast<LazyBuffer*>(b))) continue;
-    if (b->op == Ops::REDUCE_AXIS) return b;
-    for (auto& s : b->srcs) stack.push_back(s.get());
-  }
-  return nullptr;
-}
 
 }  // namespace
 
 std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
   Graph g;
   walk(outs, g);
-  std::vector<LazyBuffer*> order;  // realized bases, dependencies first
   std::unordered_map<LazyBuffer*, ScheduleItem> items;
   std::unordered_map<LazyBuffer*, std::vector<LazyBuffer*>> deps;
   for (bool changed = true; changed;) {
@@ -163,18 +244,29 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
       ScheduleItem si;
       si.outputs = {g.owner.at(out)};
       si.bufs = {out->buffer};
-      if (out->op == Ops::COPY || out->op == Ops::EMPTY) {
+      if (prod(out->shape()) == 0) {  // nothing to compute: the buffer only needs to exist
+        si.ast = UOp::make(Ops::EMPTY, out->dtype, {}, {});
+      } else if (out->op == Ops::COPY || out->op == Ops::EMPTY) {
         si.ast = UOp::make(out->op, out->dtype, {}, out->arg);
         for (auto& s : out->srcs) {
           si.bufs.push_back(s->base()->buffer);
           deps[out].push_back(s->base());
         }
       } else {
-        const LazyBuffer* r = find_reduce(out, g.realizes);
+        // the kernel's output shape is its reduce's, when a reduce feeds the output elementwise
+        const LazyBuffer* r = nullptr;
+        std::unordered_set<const LazyBuffer*> seen;
+        for (std::vector<const LazyBuffer*> todo{out}; !todo.empty() && !r;) {
+          const LazyBuffer* b = todo.back()->base();
+          todo.pop_back();
+          if (!seen.insert(b).second || b->realized() || (b != out && g.realizes.count(const_cast<LazyBuffer*>(b)))) continue;
+          if (b->op == Ops::REDUCE_AXIS) r = b;
+          for (auto& s : b->srcs) todo.push_back(s.get());
+        }
         Shape out_shape = (r && prod(r->shape()) == prod(out->shape())) ? r->shape() : out->shape();
-        AstBuilder b{g.realizes, {}, {}, {}, nullptr, nullptr};
+        AstBuilder b(g.realizes);
         ShapeTracker out_st = ShapeTracker::from_shape(out_shape);
-        UOpPtr value = b.build(out, out_st, true);
+        UOpPtr value = b.build(out, out_st);
         if (!value) {  // a reduce that cannot fuse: realize it and cut the graph again
           TG_ASSERT(b.unfusable && !g.realizes.count(b.unfusable));
           g.realizes.insert(b.unfusable);
@@ -192,15 +284,24 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
       items.emplace(out, std::move(si));
     }
   }
-  // dependencies first (post-order DFS from the outputs, in the order they were given)
+  // dependencies first: post-order from the outputs, in the order they were given
   std::vector<ScheduleItem> schedule;
   LBSet done;
-  std::function<void(LazyBuffer*)> visit = [&](LazyBuffer* b) {
-    if (!items.count(b) || !done.insert(b).second) return;
-    for (LazyBuffer* d : deps[b]) visit(d);
-    schedule.push_back(std::move(items.at(b)));
-  };
-  for (auto& o : outs) visit(o->base());
+  std::vector<std::pair<LazyBuffer*, size_t>> stack;
+  for (auto& o : outs) {
+    if (items.count(o->base()) && done.insert(o->base()).second) stack.emplace_back(o->base(), 0);
+    while (!stack.empty()) {
+      auto [b, i] = stack.back();
+      const std::vector<LazyBuffer*>& d = deps[b];
+      if (i == d.size()) {
+        schedule.push_back(std::move(items.at(b)));
+        stack.pop_back();
+        continue;
+      }
+      stack.back().second++;
+      if (items.count(d[i]) && done.insert(d[i]).second) stack.emplace_back(d[i], 0);
+    }
+  }
   for (auto& [b, si] : items) TG_ASSERT(done.count(b), "scheduled item not reachable from outputs");
   return schedule;
 }

@@ -3,10 +3,15 @@
 // The realize rules are seed 002's: the outputs; COPY sources; loads (EMPTY, COPY, CONTIGUOUS); the
 // base of a view that expands it (unless it is a simple pad); forced realizes. Beyond those, a reduce is
 // realized when it cannot fuse into its consumer (it has several consumers, its consumer already
-// holds a reduce, or it is seen through a view that is not a plain reshape). Every other op fuses
-// into the kernel of the realized buffer that uses it: elementwise ops before, into and after reduces.
+// holds a reduce, or it is seen through a view that is not a plain reshape), and a chain of fused ops
+// is cut every few hundred ops so that no kernel is too big to compile. Every other op fuses into the
+// kernel of the realized buffer that uses it: elementwise ops before, into and after reduces.
 // A gather (INDEX) realizes its data's base, which it reads by a loaded address; the gather itself
 // fuses like an elementwise op: LOAD(DEFINE_GLOBAL, VIEW, offset, valid) in the AST.
+// Padding pushed down through an op with f(0) != 0 (exp, log, reciprocal, division, a gather...) is
+// made explicit in the AST: WHERE(valid, op(...), 0), so the padded area holds 0, as a pad means.
+// A buffer with no elements gets an EMPTY item (allocated, nothing computed).
+// Everything here is iterative: graphs may be millions of ops deep.
 #pragma once
 #include <memory>
 #include <vector>

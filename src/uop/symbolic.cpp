@@ -137,6 +137,13 @@ std::vector<Rule> symbolic_rules() {
   r.push_back({alu(Ops::WHERE, {UPat::var("c"), UPat::var("x"), UPat::var("x")}), [](B b) { return b["x"]; }});
   r.push_back({alu(Ops::WHERE, {UPat::cvar("c"), UPat::var("t"), UPat::var("f")}),
                [](B b) { return b["c"]->const_int() ? b["t"] : b["f"]; }});
+  r.push_back({alu(Ops::WHERE, {UPat::var("c"), UPat::cnst(1), UPat::cnst(0)}),
+               [](B b) -> UOpPtr { return b["root"]->dtype.is_bool() ? b["c"] : nullptr; }});
+  // a select nested under the same condition (padding made explicit at several levels) takes one branch
+  r.push_back({alu(Ops::WHERE, {UPat::var("c"), alu(Ops::WHERE, {UPat::var("c"), UPat::var("t"), UPat::any()}), UPat::var("f")}),
+               [](B b) { return b["c"]->where(b["t"], b["f"]); }});
+  r.push_back({alu(Ops::WHERE, {UPat::var("c"), UPat::var("t"), alu(Ops::WHERE, {UPat::var("c"), UPat::any(), UPat::var("f")})}),
+               [](B b) { return b["c"]->where(b["t"], b["f"]); }});
   r.push_back({alu(Ops::AND, {UPat::var("x", {Scalar::Bool}), UPat::var("x")}), [](B b) { return b["x"]; }});
   r.push_back({alu(Ops::AND, {UPat::var("x", {Scalar::Bool}), UPat::cvar("c")}),
                [](B b) { return b["c"]->const_int() ? b["x"] : b["c"]; }});
