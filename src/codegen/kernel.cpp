@@ -1,6 +1,7 @@
 #include "codegen/kernel.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "tg/error.h"
@@ -23,11 +24,13 @@ std::vector<UOpPtr> views_of(const UOpPtr& ast) {
 Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(ren) {
   TG_ASSERT(ast_->op == Ops::SINK && ast_->src.size() == 1 && ast_->src[0]->op == Ops::STORE);
   Shape out = st_of(ast_->src[0]->src[1]).shape();
+  // the loop sizes: the largest view's, except that a dim some view has as 0 is empty (a reduce over
+  // a zero-length axis runs no iterations and leaves its identity)
   Shape full = out;
   for (auto& v : views_of(ast_)) {
     const Shape& s = st_of(v).shape();
     TG_ASSERT(s.size() == full.size(), "kernel views of different ranks");
-    for (size_t i = 0; i < s.size(); i++) full[i] = std::max(full[i], s[i]);
+    for (size_t i = 0; i < s.size(); i++) full[i] = (full[i] == 0 || s[i] == 0) ? 0 : std::max(full[i], s[i]);
   }
   // reduce dims last
   std::vector<int> keep, red;
@@ -86,20 +89,30 @@ std::string Kernel::name() const {
   return n;
 }
 
+DType Kernel::index_dtype() const {
+  for (auto& u : ast_->toposort()) {
+    if (u->op == Ops::VIEW && st_of(u).index_bound() > INT32_MAX) return dtypes::int64;
+    // a gather's loaded offset is int64 when its data has 2^31 elements or more
+    if (u->op == Ops::LOAD && u->src.size() == 4 && u->src[2]->dtype == dtypes::int64) return dtypes::int64;
+  }
+  return dtypes::int32;
+}
+
 UOpPtr Kernel::lower() const {
   int n = static_cast<int>(full_shape_.size());
+  DType idt = index_dtype();
   std::vector<UOpPtr> idxs;
   for (int i = 0; i < n; i++) {
-    if (full_shape_[i] == 1) idxs.push_back(UOp::index_const(0));
+    if (full_shape_[i] == 1) idxs.push_back(UOp::cnst_int(idt, 0));
     else if (i < first_reduce_ && i < ren_.global_max_dims())
-      idxs.push_back(UOp::make(Ops::SPECIAL, dtypes::int32, {}, VarArg{"gidx" + std::to_string(i), 0, full_shape_[i] - 1}));
+      idxs.push_back(UOp::make(Ops::SPECIAL, idt, {}, VarArg{"gidx" + std::to_string(i), 0, full_shape_[i] - 1}));
     else
-      idxs.push_back(UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(full_shape_[i])}, int64_t{i}));
+      idxs.push_back(UOp::make(Ops::RANGE, idt, {UOp::cnst_int(idt, 0), UOp::cnst_int(idt, full_shape_[i])}, int64_t{i}));
   }
   auto indexed = [&](const UOpPtr& view) {
     ShapeTracker st = reshape_st(st_of(view));
     std::vector<UOpPtr> ix;
-    for (int i = 0; i < n; i++) ix.push_back(st.shape()[i] == 1 ? UOp::index_const(0) : idxs[i]);
+    for (int i = 0; i < n; i++) ix.push_back(st.shape()[i] == 1 ? UOp::cnst_int(idt, 0) : idxs[i]);
     return st.to_indexed_uops(ix);
   };
   // bottom-up over the AST
@@ -120,7 +133,7 @@ UOpPtr Kernel::lower() const {
         auto [idx, valid] = indexed(u->src[1]);
         if (valid->is_const(0)) { r = UOp::cnst(u->dtype, 0); break; }
         // a gather's data-dependent load: an offset read from another buffer, and whether it is in range
-        if (u->src.size() == 4) { idx = idx->add(src[2]); valid = valid->and_(src[3]); }
+        if (u->src.size() == 4) { idx = idx->add(src[2]->cast(idt)); valid = valid->and_(src[3]); }
         UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], idx});
         r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid});
         break;

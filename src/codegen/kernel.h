@@ -37,6 +37,7 @@ class Kernel {
   std::vector<int> perm_;          // AST dim order -> kernel dim order
   std::vector<std::vector<int64_t>> merged_;  // kernel dims as groups of AST dims (after perm_)
   ShapeTracker reshape_st(const ShapeTracker& st) const;  // an AST view in kernel dims
+  DType index_dtype() const;  // int32, or int64 when some index can reach 2^31
 };
 
 // Orders a lowered kernel graph for rendering: loops opened outside-in, accumulators before their

@@ -73,11 +73,13 @@ LBPtr LazyBuffer::r(Ops op, const std::vector<int>& axes) const {
 
 LBPtr LazyBuffer::cast(DType d, bool bitcast) const {
   if (d == dtype && !bitcast) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
-  // casting a constant is a constant
-  if (!bitcast && is_unrealized_const() && st.views.size() <= 2) {
+  // casting a constant is a constant, unless it is padded (the padding is 0 in any dtype, but it's not
+  // the constant)
+  bool padded = std::any_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); });
+  if (!bitcast && is_unrealized_const() && !padded) {
     const LazyBuffer* b = base();
-    double v = b->dtype.is_float() ? std::get<double>(b->arg) : static_cast<double>(std::get<int64_t>(b->arg));
-    return cnst(v, d, device, shape());
+    UOpPtr v = value_to_const(d, cast_value(const_to_value(*UOp::make(Ops::CONST, b->dtype, {}, b->arg)), b->dtype, d));
+    return cnst_arg(v->arg, d, device, shape());
   }
   return metaop(bitcast ? Ops::BITCAST : Ops::CAST, shape(), d, device, {}, {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
 }
@@ -109,9 +111,10 @@ LBPtr LazyBuffer::flip(const std::vector<bool>& a) const { return view(st.flip(a
 
 // INDEX(data, offset, valid), arg = axis. The kernel reads data through its view with `axis` pinned to
 // 0, plus `offset` (the wrapped index times data's stride along axis) where `valid`, else 0. The
-// arithmetic on the index is plain lazy elementwise ops, so it fuses into the gather's kernel.
+// arithmetic on the index is plain lazy elementwise ops in the index's dtype, so it fuses into the
+// gather's kernel; the offset is int64 only when the data has 2^31 elements or more.
 LBPtr LazyBuffer::gather(const LBPtr& idx, int axis) const {
-  TG_ASSERT(idx->dtype == dtypes::int32 && idx->shape().size() == shape().size(), "gather: bad index");
+  TG_ASSERT((idx->dtype == dtypes::int32 || idx->dtype == dtypes::int64) && idx->shape().size() == shape().size(), "gather: bad index");
   LBPtr data = std::const_pointer_cast<LazyBuffer>(shared_from_this());
   int64_t n = shape()[axis];
   if (n == 0) return cnst(0, dtype, device, idx->shape());  // every index is out of range
@@ -121,11 +124,16 @@ LBPtr LazyBuffer::gather(const LBPtr& idx, int axis) const {
                 (!v.mask || (*v.mask)[axis] == std::pair<int64_t, int64_t>{0, n});
   if (!simple) data = contiguous();
   int64_t stride = data->st.views.back().strides[axis];
+  DType it = idx->dtype;
+  DType ot = data->st.index_bound() > INT32_MAX ? dtypes::int64 : dtypes::int32;
   auto c = [&](double x, DType d) { return cnst(x, d, device, idx->shape()); };
-  LBPtr wrapped = idx->e(Ops::CMPLT, {c(0, dtypes::int32)})->e(Ops::WHERE, {idx->e(Ops::ADD, {c(static_cast<double>(n), dtypes::int32)}), idx});
-  LBPtr nonneg = wrapped->e(Ops::CMPLT, {c(0, dtypes::int32)})->e(Ops::CMPNE, {c(1, dtypes::bool_)});
-  LBPtr valid = nonneg->e(Ops::AND, {wrapped->e(Ops::CMPLT, {c(static_cast<double>(n), dtypes::int32)})});
-  LBPtr offset = valid->e(Ops::WHERE, {wrapped, c(0, dtypes::int32)})->e(Ops::MUL, {c(static_cast<double>(stride), dtypes::int32)});
+  // an int32 index cannot hold n when the axis is longer: wrapping then is the index itself
+  LBPtr wrapped = n > INT32_MAX && it == dtypes::int32 ? idx
+      : idx->e(Ops::CMPLT, {c(0, it)})->e(Ops::WHERE, {idx->e(Ops::ADD, {c(static_cast<double>(n), it)}), idx});
+  LBPtr nonneg = wrapped->e(Ops::CMPLT, {c(0, it)})->e(Ops::CMPNE, {c(1, dtypes::bool_)});
+  LBPtr in_range = n > INT32_MAX && it == dtypes::int32 ? c(1, dtypes::bool_) : wrapped->e(Ops::CMPLT, {c(static_cast<double>(n), it)});
+  LBPtr valid = nonneg->e(Ops::AND, {in_range});
+  LBPtr offset = valid->e(Ops::WHERE, {wrapped, c(0, it)})->cast(ot)->e(Ops::MUL, {c(static_cast<double>(stride), ot)});
   return metaop(Ops::INDEX, idx->shape(), dtype, device, int64_t{axis}, {data, offset, valid});
 }
 

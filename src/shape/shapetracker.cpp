@@ -2,6 +2,8 @@
 #include "shape/shapetracker.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <set>
 
 #include "tg/error.h"
@@ -13,13 +15,16 @@ namespace tg {
 namespace {
 
 UOpPtr true_const() { return UOp::cnst_int(dtypes::bool_, 1); }
+int64_t sat_add(int64_t a, int64_t b) { int64_t r; return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r; }
+int64_t sat_mul(int64_t a, int64_t b) { int64_t r; return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r; }
 UOpPtr and_all(const UOpPtr& a, const UOpPtr& b) { return a ? a->and_(b) : b; }
 
 // One view's expression: buffer index = offset + sum(idx_i * stride_i); valid = idx inside the mask.
-// Bounds that in-range indices satisfy trivially (b <= 0, e >= size) are left out.
-std::pair<UOpPtr, UOpPtr> view_expr(const View& v, const std::vector<UOpPtr>& idxs, UOpPtr valid) {
+// Bounds that in-range indices satisfy trivially (b <= 0, e >= size) are left out. `dt` is the index
+// dtype (int32, or int64 for kernels that address 2^31 elements or more).
+std::pair<UOpPtr, UOpPtr> view_expr(const View& v, const std::vector<UOpPtr>& idxs, UOpPtr valid, DType dt) {
   TG_ASSERT(idxs.size() == v.shape.size(), "need one index per dim of ", shape_str(v.shape));
-  UOpPtr idx = UOp::index_const(v.offset);
+  UOpPtr idx = UOp::cnst_int(dt, v.offset);
   for (size_t i = 0; i < v.shape.size(); i++) {
     if (v.shape[i] != 1 && v.strides[i] != 0) idx = idx->add(v.strides[i] == 1 ? idxs[i] : idxs[i]->mul(v.strides[i]));
     if (!v.mask) continue;
@@ -40,7 +45,7 @@ std::vector<UOpPtr> unravel_flat(const Shape& shape, const UOpPtr& flat) {
   int64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     if (shape[i] == 1) {
-      out[i] = UOp::index_const(0);
+      out[i] = UOp::cnst_int(flat->dtype, 0);
       continue;
     }
     UOpPtr x = acc == 1 ? flat : flat->idiv(acc);
@@ -119,15 +124,26 @@ ShapeTracker ShapeTracker::simplify() const {
 }
 
 std::pair<UOpPtr, UOpPtr> ShapeTracker::to_indexed_uops(const std::vector<UOpPtr>& idxs) const {
-  auto [idx, valid] = view_expr(views.back(), idxs, nullptr);
+  DType dt = idxs.empty() ? dtypes::int32 : idxs[0]->dtype;
+  auto [idx, valid] = view_expr(views.back(), idxs, nullptr, dt);
   for (size_t i = views.size() - 1; i-- > 0;) {
     View v = minify(views[i]);
-    std::tie(idx, valid) = view_expr(v, unravel_flat(v.shape, idx), valid);
+    std::tie(idx, valid) = view_expr(v, unravel_flat(v.shape, idx), valid, dt);
   }
   UOpPtr sv = valid ? tg::simplify(valid) : true_const();
   // nothing is valid: the index is irrelevant, make it a harmless 0
-  if (sv->is_const(0)) return {UOp::index_const(0), sv};
+  if (sv->is_const(0)) return {UOp::cnst_int(dt, 0), sv};
   return {tg::simplify(idx), sv};
+}
+
+int64_t ShapeTracker::index_bound() const {
+  int64_t bound = 0;
+  for (const View& v : views) {
+    int64_t b = std::abs(v.offset);
+    for (size_t i = 0; i < v.shape.size(); i++) b = sat_add(b, sat_mul(std::abs(v.strides[i]), std::max<int64_t>(0, v.shape[i] - 1)));
+    bound = std::max({bound, b, prod(v.shape)});
+  }
+  return bound;
 }
 
 std::pair<UOpPtr, UOpPtr> ShapeTracker::to_indexed_uops_flat(const UOpPtr& idx) const {
@@ -150,10 +166,10 @@ int64_t ShapeTracker::real_size() const {
   // stacked views: the whole expression may reach less than the bottom view
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < shape().size(); i++)
-    idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, VarArg{"idx" + std::to_string(i), 0, shape()[i] - 1}));
+    idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, VarArg{"idx" + std::to_string(i), 0, shape()[i] - 1}));
   auto [idx, valid] = to_indexed_uops(idxs);
   if (valid->is_const(0)) return 0;
-  return std::min(bound, std::max<int64_t>(0, idx->vmax + 1));
+  return std::min(bound, std::max<int64_t>(0, sat_add(idx->vmax, 1)));
 }
 
 std::vector<std::optional<int64_t>> ShapeTracker::real_strides() const {
@@ -167,7 +183,7 @@ std::vector<std::optional<int64_t>> ShapeTracker::real_strides() const {
   }
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < n; i++)
-    idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, VarArg{"idx" + std::to_string(i), 0, last.shape[i] - 1}));
+    idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, VarArg{"idx" + std::to_string(i), 0, last.shape[i] - 1}));
   auto [idx, valid] = to_indexed_uops(idxs);
   auto dim_of = [&](const UOpPtr& u) -> int {
     for (size_t i = 0; i < n; i++)

@@ -67,7 +67,11 @@ struct ShapeTracker final : ArgObject {
   ShapeTracker operator+(const ShapeTracker& top) const;
   ShapeTracker simplify() const;  // merges adjacent views where one view can express both
 
-  // (index into the buffer, validity) for one index UOp per dimension of shape(); both simplified.
+  // The largest absolute value any index expression of this tracker can take (offsets, strided sums,
+  // flat indices of each view): an index dtype must hold it.
+  int64_t index_bound() const;
+  // (index into the buffer, validity) for one index UOp per dimension of shape(); both simplified. The
+  // index has the dtype of idxs (int32 or int64).
   std::pair<UOpPtr, UOpPtr> to_indexed_uops(const std::vector<UOpPtr>& idxs) const;
   // Same, over a single flat index of shape() (row-major).
   std::pair<UOpPtr, UOpPtr> to_indexed_uops_flat(const UOpPtr& idx) const;

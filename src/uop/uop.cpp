@@ -93,13 +93,14 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
     }
     case Ops::NEG: return clamp(-static_cast<__int128>(s[0]->vmax), -static_cast<__int128>(s[0]->vmin));
     case Ops::MAX: return {std::max(s[0]->vmin, s[1]->vmin), std::max(s[0]->vmax, s[1]->vmax)};
-    case Ops::IDIV:
-      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0 && s[0]->vmin >= 0)
-        return {s[0]->vmin / s[1]->vmin, s[0]->vmax / s[1]->vmin};
+    case Ops::IDIV:  // truncation by a positive constant is monotonic
+      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0) return {s[0]->vmin / s[1]->vmin, s[0]->vmax / s[1]->vmin};
       break;
-    case Ops::MOD:
-      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0 && s[0]->vmin >= 0)
-        return {0, std::min(s[0]->vmax, s[1]->vmin - 1)};
+    case Ops::MOD:  // C's %: the sign of the dividend, less than the divisor in magnitude
+      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0) {
+        int64_t d = s[1]->vmin;
+        return {s[0]->vmin >= 0 ? 0 : std::max(s[0]->vmin, -(d - 1)), s[0]->vmax <= 0 ? 0 : std::min(s[0]->vmax, d - 1)};
+      }
       break;
     case Ops::CMPLT:
       if (s[0]->vmax < s[1]->vmin) return {1, 1};
