@@ -276,15 +276,19 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   return create(new_shape, new_strides, off, new_mask);
 }
 
-std::optional<View> View::merge_on_top(const View& top) const {
-  const View& bot = *this;
+// The composition bot∘top as one view, if it exists. Each recursive step transforms one side into an
+// equivalent simpler form; `budget` bounds the steps, since giving up (nullopt: the views stay stacked)
+// is always correct.
+static std::optional<View> merge_views(const View& bot, const View& top, int budget) {
+  if (budget <= 0) return std::nullopt;
+  if (has_zero(top.shape)) return View::create(top.shape);  // addresses nothing
   if (bot.contiguous) return top;
   if (top.contiguous && top.shape == bot.shape) return bot;
   if (top.contiguous && prod(top.shape) == prod(bot.shape))
     if (auto r = bot.reshape(top.shape)) return r;
   if (top.mask) {  // merge the valid window, then pad it back out
-    if (mask_empty(*top.mask)) return create(top.shape, Shape(top.shape.size(), 0), 0, Mask(top.shape.size(), {0, 0}));
-    auto inner = bot.merge_on_top(top.shrink(*top.mask));
+    if (mask_empty(*top.mask)) return View::create(top.shape, Shape(top.shape.size(), 0), 0, Mask(top.shape.size(), {0, 0}));
+    auto inner = merge_views(bot, top.shrink(*top.mask), budget - 1);
     if (!inner) return std::nullopt;
     Mask arg;
     for (size_t i = 0; i < top.shape.size(); i++)
@@ -334,7 +338,7 @@ std::optional<View> View::merge_on_top(const View& top) const {
   if (groups != bot.shape) {
     auto r = bot.reshape(groups);
     if (!r) return std::nullopt;
-    return r->merge_on_top(top);
+    return merge_views(*r, top, budget - 1);
   }
 
   if (bot.mask) {  // express bot's mask as a mask on top's dims, where each bot dim follows one top dim
@@ -356,15 +360,17 @@ std::optional<View> View::merge_on_top(const View& top) const {
     if (nb != Shape(n1, 0) || ne != top.shape) {
       Mask m;
       for (size_t i = 0; i < n1; i++) m.push_back({nb[i], ne[i]});
-      return bot.merge_on_top(create(top.shape, top.strides, top.offset, m));
+      return merge_views(bot, View::create(top.shape, top.strides, top.offset, m), budget - 1);
     }
     if (bad) return std::nullopt;
   }
 
   int64_t off = bot.offset;
   for (size_t d2 = 0; d2 < n2; d2++) off += origin[d2] * bot.strides[d2];
-  return create(top.shape, strides, off);
+  return View::create(top.shape, strides, off);
 }
+
+std::optional<View> View::merge_on_top(const View& top) const { return merge_views(*this, top, 16); }
 
 std::string View::str() const {
   std::ostringstream os;
