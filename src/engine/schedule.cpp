@@ -40,7 +40,6 @@ bool unsafe_to_pad(const LazyBuffer& b) {
 struct Graph {
   LBSet realizes;
   std::vector<LazyBuffer*> order;  // the unrealized concrete buffers, sources before their users
-  std::unordered_map<LazyBuffer*, LBPtr> owner;  // keeps raw pointers meaningful
   std::unordered_map<LazyBuffer*, LBSet> reduce_consumers;
 };
 
@@ -72,7 +71,6 @@ void walk(const std::vector<LBPtr>& outs, Graph& g) {
       if (!simple_pad) g.realizes.insert(base);
     }
     if (!seen.insert(base).second) return nullptr;
-    g.owner[base] = x->base_ptr();
     buffer_rules(base, g);
     return base;
   };
@@ -98,6 +96,7 @@ void walk(const std::vector<LBPtr>& outs, Graph& g) {
     if (consumers.size() > 1) g.realizes.insert(r);
   // cut chains deeper than a kernel may be
   std::unordered_map<LazyBuffer*, int> depth;
+  depth.reserve(g.order.size());
   for (LazyBuffer* b : g.order) {
     int d = 0;
     for (auto& s : b->srcs)
@@ -242,7 +241,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     for (LazyBuffer* out : g.realizes) {
       if (out->realized() || out->op == Ops::CONST) continue;
       ScheduleItem si;
-      si.outputs = {g.owner.at(out)};
+      si.outputs = {out->shared_from_this()};
       si.bufs = {out->buffer};
       if (prod(out->shape()) == 0) {  // nothing to compute: the buffer only needs to exist
         si.ast = UOp::make(Ops::EMPTY, out->dtype, {}, {});
