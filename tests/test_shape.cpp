@@ -15,7 +15,17 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------------
 // A tiny integer evaluator for index UOps. Index inputs are RANGE / DEFINE_VAR nodes bound in `env`.
+// Every value is computed as the generated C would: in the node's own dtype, wrapping around on
+// overflow (so an int32 index expression that overflows gives the wrong index here too).
 // ---------------------------------------------------------------------------------------------------
+int64_t wrap_to(DType dt, uint64_t v) {
+  switch (dt.scalar) {
+    case Scalar::Bool: return v != 0;
+    case Scalar::Int32: return static_cast<int32_t>(static_cast<uint32_t>(v));
+    case Scalar::Int64: return static_cast<int64_t>(v);
+    default: ADD_FAILURE() << "evaluator: unexpected index dtype " << dt.name(); return 0;
+  }
+}
 struct Evaluator {
   std::vector<UOpPtr> order;  // topological
   std::unordered_map<const UOp*, size_t> slot;
@@ -29,26 +39,31 @@ struct Evaluator {
     for (size_t i = 0; i < order.size(); i++) {
       const UOp& u = *order[i];
       auto s = [&](size_t k) { return v[slot.at(u.src[k].get())]; };
+      auto us = [&](size_t k) { return static_cast<uint64_t>(s(k)); };
+      uint64_t r = 0;
       switch (u.op) {
-        case Ops::CONST: v[i] = u.const_int(); break;
-        case Ops::RANGE: case Ops::DEFINE_VAR: case Ops::SPECIAL: v[i] = env.at(&u); break;
-        case Ops::ADD: v[i] = s(0) + s(1); break;
-        case Ops::MUL: v[i] = s(0) * s(1); break;
-        case Ops::IDIV: v[i] = s(0) / s(1); break;  // C semantics
-        case Ops::MOD: v[i] = s(0) % s(1); break;
-        case Ops::MAX: v[i] = std::max(s(0), s(1)); break;
-        case Ops::NEG: v[i] = -s(0); break;
-        case Ops::CMPLT: v[i] = s(0) < s(1); break;
-        case Ops::CMPNE: v[i] = s(0) != s(1); break;
-        case Ops::AND: v[i] = s(0) & s(1); break;
-        case Ops::OR: v[i] = s(0) | s(1); break;
-        case Ops::XOR: v[i] = s(0) ^ s(1); break;
-        case Ops::SHL: v[i] = s(0) << s(1); break;
-        case Ops::SHR: v[i] = s(0) >> s(1); break;
-        case Ops::WHERE: v[i] = s(0) ? s(1) : s(2); break;
-        case Ops::CAST: v[i] = u.dtype.is_bool() ? s(0) != 0 : s(0); break;
-        default: ADD_FAILURE() << "evaluator: unexpected op " << op_name(u.op); v[i] = 0;
+        case Ops::CONST: r = static_cast<uint64_t>(u.const_int()); break;
+        case Ops::RANGE: case Ops::DEFINE_VAR: case Ops::SPECIAL: r = static_cast<uint64_t>(env.at(&u)); break;
+        case Ops::ADD: r = us(0) + us(1); break;
+        case Ops::MUL: r = us(0) * us(1); break;
+        case Ops::IDIV: case Ops::MOD:  // C semantics; index math never divides by zero
+          if (s(1) == 0) { ADD_FAILURE() << "evaluator: division by zero"; break; }
+          r = static_cast<uint64_t>(u.op == Ops::IDIV ? s(0) / s(1) : s(0) % s(1));
+          break;
+        case Ops::MAX: r = static_cast<uint64_t>(std::max(s(0), s(1))); break;
+        case Ops::NEG: r = 0 - us(0); break;
+        case Ops::CMPLT: r = s(0) < s(1); break;
+        case Ops::CMPNE: r = s(0) != s(1); break;
+        case Ops::AND: r = us(0) & us(1); break;
+        case Ops::OR: r = us(0) | us(1); break;
+        case Ops::XOR: r = us(0) ^ us(1); break;
+        case Ops::SHL: r = us(0) << s(1); break;
+        case Ops::SHR: r = static_cast<uint64_t>(s(0) >> s(1)); break;
+        case Ops::WHERE: r = static_cast<uint64_t>(s(0) ? s(1) : s(2)); break;
+        case Ops::CAST: r = us(0); break;
+        default: ADD_FAILURE() << "evaluator: unexpected op " << op_name(u.op);
       }
+      v[i] = wrap_to(u.dtype, r);
     }
     return v;
   }
@@ -384,6 +399,40 @@ TEST(ShapeTracker, IndexedUopsSimple) {
   auto [idx2, valid2] = ShapeTracker::from_shape({2, 3}).to_indexed_uops({range_var(0, 2), range_var(1, 3)});
   EXPECT_TRUE(valid2->is_const(1));
   (void)idx2;
+}
+
+// A view that addresses past 2^31: its bound says so, its int64 expression is right at the far corner,
+// and the same expression in int32 would wrap (which the evaluator, computing in the node's dtype, sees).
+TEST(ShapeTracker, IndexBoundAndInt64Index) {
+  const int64_t big = int64_t{1} << 30;
+  ShapeTracker st = ShapeTracker({View::create({4, 3}, Shape{big, 1})});
+  EXPECT_EQ(st.index_bound(), 3 * big + 2);
+  EXPECT_LE(ShapeTracker::from_shape({1 << 15, 1 << 15}).index_bound(), int64_t{INT32_MAX});
+  for (DType dt : {dtypes::int64, dtypes::int32}) {
+    UOpPtr i0 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 4)}, int64_t{0});
+    UOpPtr i1 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 3)}, int64_t{1});
+    auto [idx, valid] = st.to_indexed_uops({i0, i1});
+    EXPECT_EQ(idx->dtype, dt);
+    Evaluator ev({idx});
+    int64_t got = ev.at(ev.run({{i0.get(), 3}, {i1.get(), 2}}), idx);
+    if (dt == dtypes::int64) EXPECT_EQ(got, 3 * big + 2) << render_expr(idx);
+    else EXPECT_NE(got, 3 * big + 2) << "int32 index math cannot hold 3*2^30+2";
+  }
+}
+
+// Merging a zero-size view (a shrink to nothing of a padded view) onto any view: nothing to address,
+// no endless rewriting (this used to overflow the stack).
+TEST(ShapeTracker, ZeroSizeOnTopOfPaddedViews) {
+  ShapeTracker base = ShapeTracker::from_shape({3, 1}).pad({{1, 1}, {0, 2}}).permute({1, 0});  // (3,5)
+  for (int64_t a = 0; a <= 5; a++) {
+    ShapeTracker z = base.shrink({{0, 3}, {a, a}});
+    EXPECT_EQ(z.size(), 0);
+    ShapeTracker st = ShapeTracker::from_shape({3, 5}).permute({1, 0}).reshape({3, 5}) + z;
+    EXPECT_EQ(st.size(), 0);
+    ShapeTracker padded = z.pad({{1, 1}, {2, 0}});  // all padding
+    auto [idx, valid] = padded.to_indexed_uops({range_var(0, 5), range_var(1, 2)});
+    EXPECT_TRUE(valid->is_const(0)) << render_expr(valid);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
