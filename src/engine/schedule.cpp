@@ -28,10 +28,11 @@ bool has_mask(const ShapeTracker& st) {
 
 // Ops for which f(0, ..., 0) is not 0 (or is -0.0). A padded view pushed down through one of them would
 // put f(0) in the padding, so the kernel selects 0 there explicitly. All other ops map zeros to zero,
-// and the loads and constants under them are already 0 in the padding.
+// and the loads and constants under them are already 0 in the padding (a gather's load too: its data
+// view carries the padding's mask).
 bool unsafe_to_pad(const LazyBuffer& b) {
   switch (b.op) {
-    case Ops::EXP2: case Ops::LOG2: case Ops::RECIP: case Ops::IDIV: case Ops::MOD: case Ops::INDEX: return true;
+    case Ops::EXP2: case Ops::LOG2: case Ops::RECIP: case Ops::IDIV: case Ops::MOD: return true;
     case Ops::NEG: return b.dtype.is_float();
     default: return false;
   }

@@ -8,7 +8,7 @@
 // kernel of the realized buffer that uses it: elementwise ops before, into and after reduces.
 // A gather (INDEX) realizes its data's base, which it reads by a loaded address; the gather itself
 // fuses like an elementwise op: LOAD(DEFINE_GLOBAL, VIEW, offset, valid) in the AST.
-// Padding pushed down through an op with f(0) != 0 (exp, log, reciprocal, division, a gather...) is
+// Padding pushed down through an op with f(0) != 0 (exp, log, reciprocal, division, negation) is
 // made explicit in the AST: WHERE(valid, op(...), 0), so the padded area holds 0, as a pad means.
 // A buffer with no elements gets an EMPTY item (allocated, nothing computed).
 // Everything here is iterative: graphs may be millions of ops deep.
