@@ -421,7 +421,7 @@ TEST(ShapeTracker, IndexBoundAndInt64Index) {
 }
 
 // Merging a zero-size view (a shrink to nothing of a padded view) onto any view: nothing to address,
-// no endless rewriting (this used to overflow the stack).
+// and the merge terminates.
 TEST(ShapeTracker, ZeroSizeOnTopOfPaddedViews) {
   ShapeTracker base = ShapeTracker::from_shape({3, 1}).pad({{1, 1}, {0, 2}}).permute({1, 0});  // (3,5)
   for (int64_t a = 0; a <= 5; a++) {
