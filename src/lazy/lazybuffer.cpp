@@ -22,7 +22,12 @@ LBPtr LazyBuffer::metaop(Ops op, const Shape& shape, DType dtype, const std::str
   lb->op = op;
   lb->arg = std::move(arg);
   lb->srcs = std::move(srcs);
-  if (op != Ops::CONST) lb->buffer = std::make_shared<Buffer>(device, static_cast<size_t>(prod(shape)), dtype);
+  if (op != Ops::CONST) {
+    int64_t bytes = 0;
+    TG_CHECK(!__builtin_mul_overflow(prod(shape), int64_t{dtype.itemsize()}, &bytes), "shape ", shape_str(shape), " of ",
+             dtype.name(), " has too many bytes (more than 2^63)");
+    lb->buffer = std::make_shared<Buffer>(device, static_cast<size_t>(prod(shape)), dtype);
+  }
   return lb;
 }
 

@@ -132,7 +132,8 @@ View resize(const View& v, const Mask& arg, std::optional<Mask> mask) {
 
 int64_t prod(const Shape& s) {
   int64_t p = 1;
-  for (int64_t x : s) p *= x;
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;  // no overflow to report: nothing at all
+  for (int64_t x : s) TG_CHECK(!__builtin_mul_overflow(p, x, &p), "shape ", shape_str(s), " has too many elements (more than 2^63)");
   return p;
 }
 
