@@ -12,6 +12,7 @@
 #include "helpers/teardown.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
+#include "uop/exec_alu.h"
 
 namespace tg {
 
@@ -180,17 +181,10 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
   return u;
 }
 
-UOpPtr UOp::cnst(DType dt, double v) {
-  if (dt.is_float()) return make(Ops::CONST, dt, {}, v);
-  if (dt.is_bool()) return make(Ops::CONST, dt, {}, static_cast<int64_t>(v != 0));
-  if (std::isnan(v)) v = 0;
-  return make(Ops::CONST, dt, {}, static_cast<int64_t>(std::clamp(v, -9.2e18, 9.2e18)));
-}
-UOpPtr UOp::cnst_int(DType dt, int64_t v) {
-  if (dt.is_float()) return make(Ops::CONST, dt, {}, static_cast<double>(v));
-  if (dt.is_bool()) v = v != 0;
-  return make(Ops::CONST, dt, {}, v);
-}
+// Constants hold a value of their dtype, converted as a cast would: integers wrap to the dtype's width
+// (-1 as uint8 is 255), floats round to the dtype's precision.
+UOpPtr UOp::cnst(DType dt, double v) { return value_to_const(dt, cast_value(Value{0, v}, dtypes::float64, dt)); }
+UOpPtr UOp::cnst_int(DType dt, int64_t v) { return value_to_const(dt, cast_value(Value{v, 0}, dtypes::int64, dt)); }
 
 bool UOp::is_const(int64_t v) const {
   if (op != Ops::CONST) return false;
