@@ -173,6 +173,9 @@ class Tensor {
   Tensor bitcast(DType dtype) const;
 
   // ---- reductions and scans: all axes when `axes` is empty; negative axes count from the end --------
+  // As torch, every op that takes a dim accepts 0 and -1 for a 0-d tensor and treats it as one element.
+  // max/min/argmax/argmin of a zero-length axis are a tg::Error; the others give the empty reduction's
+  // value (sum 0, prod 1, mean/var NaN, logsumexp -inf, any false, all true).
   Tensor sum(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor prod(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor max(const std::vector<int>& axes = {}, bool keepdim = false) const;
