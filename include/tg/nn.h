@@ -167,6 +167,8 @@ class RMSNorm : public Module {
 };
 
 // A lookup table: idx (any shape, integer) -> (*idx.shape, embed_size). weight glorot-uniform.
+// It reads rows as Tensor::index does: by default a negative idx counts from the end and one still out of
+// range gives a zero row; with CHECK_INDEX=1 any idx outside [0, vocab_size) is a tg::Error (as torch).
 class Embedding : public Module {
  public:
   Embedding(int64_t vocab_size, int64_t embed_size);

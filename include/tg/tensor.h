@@ -38,7 +38,7 @@ class Tensor {
   // A scalar (shape ()).
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   explicit Tensor(T v, std::optional<DType> dtype = std::nullopt, const std::string& device = "")
-      : Tensor(full({}, static_cast<double>(v), dtype.value_or(scalar_dtype<T>()), device)) {}
+      : Tensor(scalar_tensor(static_cast<double>(v), dtype.value_or(scalar_dtype<T>()), device)) {}
   explicit Tensor(std::shared_ptr<LazyBuffer> lb, std::optional<bool> requires_grad = std::nullopt);
 
   // ---- autograd (tinygrad's function.py design) ---------------------------------------------------
@@ -63,6 +63,10 @@ class Tensor {
   static bool no_grad;
 
   // ---- creation -------------------------------------------------------------------------------------
+  // Every op that makes a shape rejects one whose element count or byte size does not fit int64. A fill
+  // value must fit the dtype as torch requires (NaN/inf only in float types, no finite float overflow;
+  // a whole negative value wraps into an unsigned type). arange needs finite ends and a nonzero step that
+  // points from start to stop (as torch).
   static Tensor empty(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor full(const Shape& shape, double value, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor zeros(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
@@ -169,6 +173,9 @@ class Tensor {
   Tensor bitcast(DType dtype) const;
 
   // ---- reductions and scans: all axes when `axes` is empty; negative axes count from the end --------
+  // As torch, every op that takes a dim accepts 0 and -1 for a 0-d tensor and treats it as one element.
+  // max/min/argmax/argmin of a zero-length axis are a tg::Error; the others give the empty reduction's
+  // value (sum 0, prod 1, mean/var NaN, logsumexp -inf, any false, all true).
   Tensor sum(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor prod(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor max(const std::vector<int>& axes = {}, bool keepdim = false) const;
@@ -185,7 +192,8 @@ class Tensor {
   Tensor logsumexp(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor softmax(int axis = -1) const;
   Tensor log_softmax(int axis = -1) const;
-  std::pair<Tensor, Tensor> topk(int64_t k, int dim = -1, bool largest = true) const;  // (values, int32 indices), sorted
+  // (values, int32 indices), sorted; NaN counts as larger than any number, as torch.
+  std::pair<Tensor, Tensor> topk(int64_t k, int dim = -1, bool largest = true) const;
 
   // ---- movement (views) -----------------------------------------------------------------------------
   Tensor reshape(const Shape& shape) const;  // one dim may be -1
@@ -222,6 +230,10 @@ class Tensor {
   // entries still out of range read 0. Python ints out of range are a tg::Error. A bool tensor is a mask
   // (its true entries' coordinates, read on the host: the output's size depends on it). gather reads the same
   // way; scatter (one-hot, last entry wins) wraps negative entries and ignores out-of-range ones.
+  // one_hot gives an all-zero row for an entry outside [0, num_classes).
+  // With CHECK_INDEX=1 (tg::Context{{"CHECK_INDEX", 1}} or the environment) each of these reads its
+  // index tensor when called and raises a tg::Error naming the op, the bad entry and the valid range:
+  // [-n, n) for index/gather/scatter along a dim of size n, [0, num_classes) for one_hot.
   Tensor index(const std::vector<TensorIndex>& indices) const;
   Tensor operator[](int64_t i) const;
   Tensor gather(int dim, const Tensor& index) const;
@@ -232,7 +244,7 @@ class Tensor {
 
   // ---- networks (tinygrad's names and defaults) ------------------------------------------------------
   Tensor dot(const Tensor& w) const;
-  Tensor matmul(const Tensor& w) const { return dot(w); }
+  Tensor matmul(const Tensor& w) const;  // dot, with errors that say matmul
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;  // x @ weight.T + bias
   // Convolution over the trailing dims of the input (N, C, *spatial): 1-D, 2-D and 3-D by the weight's
   // rank. Each of stride/dilation is one value for every dim or one per dim; padding is one value,
@@ -256,7 +268,9 @@ class Tensor {
   // this is the query (..., L, E); key (..., S, E); value (..., S, Ev). A bool mask keeps true entries.
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask = std::nullopt,
                                       double dropout_p = 0, bool is_causal = false) const;
-  // Losses. `this` holds logits/predictions; reduction is "mean", "sum" or "none".
+  // Losses. `this` holds logits/predictions; reduction is "mean", "sum" or "none". A class-index target
+  // outside [0, C) matches no class: by default its term is 0 (it still counts in a "mean"'s divisor,
+  // unless it equals ignore_index); with CHECK_INDEX=1 it is a tg::Error, ignore_index exempt.
   Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0,
                                          const std::string& reduction = "mean") const;
   Tensor cross_entropy(const Tensor& Y, const std::string& reduction = "mean", double label_smoothing = 0) const;
@@ -279,7 +293,7 @@ class Tensor {
   std::vector<uint8_t> bytes() const;  // realizes
 
   const Shape& shape() const;
-  int64_t size(int dim) const;
+  int64_t size(int dim) const;  // a 0-d tensor has no dims: tg::Error for any dim, as torch
   DType dtype() const;
   const std::string& device() const;
   int ndim() const { return static_cast<int>(shape().size()); }
@@ -295,9 +309,9 @@ class Tensor {
   template <class T> static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const std::string& device) {
     if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: unpack to one byte each
       std::vector<uint8_t> bytes(data.begin(), data.end());
-      return from_host(bytes.data(), bytes.size(), shape, dtypes::bool_, device);
+      return from_host(bytes.data(), bytes.size(), shape, dtypes::bool_, device, "Tensor");
     } else {
-      return from_host(data.data(), data.size(), shape, dtype_of<T>(), device);
+      return from_host(data.data(), data.size(), shape, dtype_of<T>(), device, "Tensor");
     }
   }
   template <class T> static constexpr DType scalar_dtype() {
@@ -305,10 +319,14 @@ class Tensor {
     else if constexpr (std::is_integral_v<T>) return dtypes::default_int;
     else return dtypes::default_float;
   }
+  static Tensor scalar_tensor(double v, DType dtype, const std::string& device);  // checks v fits dtype
+  static Tensor from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device, const char* op);
   friend Tensor scalar_like(const Tensor& t, double v, DType pytype);
   void read(void* out, DType as) const;  // realizes, converts every element to `as`
  public:
-  int norm_axis(int axis, const char* op) const;  // -1 -> ndim-1; tg::Error when out of range
+  // -1 -> ndim-1; tg::Error naming `op` when out of range. A 0-d tensor takes 0 and -1 (PyTorch's rule)
+  // and gets 0, which does not index shape(): every caller handles 0-d tensors itself.
+  int norm_axis(int axis, const char* op) const;
 };
 
 // RAII scopes for Tensor::no_grad and Tensor::training.

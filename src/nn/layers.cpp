@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tensor/internal.h"
 #include "tg/nn.h"
 
 namespace tg::nn {
@@ -50,6 +51,12 @@ void check_conv_args(const char* op, int64_t in, int64_t out, const std::vector<
   TG_CHECK(!k.empty() && std::all_of(k.begin(), k.end(), [](int64_t d) { return d > 0; }), op, ": bad kernel_size ", k);
 }
 
+// (N, C, *spatial) with as many spatial dims as the kernel and C channels.
+void check_conv_input(const char* op, const Tensor& x, int64_t channels, size_t spatial) {
+  TG_CHECK(x.ndim() == static_cast<int>(spatial) + 2 && x.shape()[1] == channels, op, ": expected input of shape (N, ", channels,
+           ", ", spatial, " spatial dims), got ", x.shape(), " (", x.dtype().name(), ")");
+}
+
 }  // namespace
 
 // ---- Linear ---------------------------------------------------------------------------------------------
@@ -83,6 +90,7 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, const std::vector<int6
 }
 
 Tensor Conv2d::operator()(const Tensor& x) const {
+  check_conv_input("Conv2d", x, weight.shape()[1] * groups, kernel_size.size());
   return x.conv2d(weight, bias, groups, stride, dilation, padding);
 }
 
@@ -101,6 +109,7 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, cons
 }
 
 Tensor ConvTranspose2d::operator()(const Tensor& x) const {
+  check_conv_input("ConvTranspose2d", x, weight.shape()[0], kernel_size.size());
   return x.conv_transpose2d(weight, bias, groups, stride, dilation, padding, output_padding);
 }
 
@@ -218,6 +227,7 @@ Embedding::Embedding(int64_t vocab_size, int64_t embed_size)
 // A row gather (work proportional to the output; tinygrad v0.9 multiplies by a one-hot instead).
 Tensor Embedding::operator()(const Tensor& idx) const {
   TG_CHECK(idx.dtype().is_int(), "Embedding: indices must be integers, got ", idx.dtype().name(), " of shape ", idx.shape());
+  tg::detail::check_index_range(idx, 0, vocab_size, "Embedding", tg::detail::cat("vocab_size ", vocab_size));
   if (idx.numel() == 0) {
     Shape out = idx.shape();
     out.push_back(embed_size);

@@ -134,6 +134,9 @@ Tensor npy_load(const std::string& path) {
   TG_CHECK(major >= 1 && major <= 3, "npy_load: ", path, ": unsupported format version ", int(major), ".", int(uint8_t(magic[7])));
   uint64_t hlen = 0, hstart = major == 1 ? 10 : 12;
   f.read_at(8, &hlen, hstart - 8, "the header length");  // little-endian into a zeroed uint64
+  // checked against the file before allocating: a corrupt length must not cost gigabytes
+  TG_CHECK(hlen <= f.size() - hstart, "npy_load: ", path, " is truncated: header length ", hlen, " runs past the end of the file (",
+           f.size(), " bytes)");
   std::string text(hlen, '\0');
   f.read_at(hstart, text.data(), hlen, "the header");
   NpyHeader h = HeaderParser(text, path).parse();

@@ -109,6 +109,11 @@ PoolArgs pool_args(const Tensor& x, const std::vector<int64_t>& kernel_size, con
   a.s = stride.empty() ? a.k : per_dim(stride, n, op, "stride");
   a.d = per_dim(dilation, n, op, "dilation");
   a.pad = padding_pairs(padding, n, op);
+  for (size_t j = 0; j < 2 * n; j++) {  // pad2d order: pair j/2 pads spatial dim n-1-j/2; torch's bound
+    int64_t k = a.k[n - 1 - j / 2];
+    TG_CHECK(a.pad[j] >= 0 && a.pad[j] <= k / 2, op, ": padding ", padding, " must be non-negative and at most half of kernel_size ",
+             a.k, " (input ", x.shape(), ", ", x.dtype().name(), ")");
+  }
   return a;
 }
 
@@ -124,7 +129,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   TG_CHECK(cin * groups == cin_, op, ": input ", shape(), " has ", cin_, " channels but weight ", weight.shape(), " with groups=", groups,
            " expects ", cin * groups);
   TG_CHECK(cout % groups == 0, op, ": groups=", groups, " does not divide the ", cout, " output channels of weight ", weight.shape());
-  if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ")");
+  if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ",)");
   Shape hw(weight.shape().begin() + 2, weight.shape().end());
   size_t n = hw.size();
   Tensor x = pool(pad2d(padding_pairs(padding, n, op)), hw, per_dim(stride, n, op, "stride"),
@@ -165,7 +170,12 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
     TG_CHECK(s[j] > 0 && d[j] > 0, op, ": stride ", stride, " and dilation ", dilation, " must be positive");
     TG_CHECK(op_[j] >= 0 && op_[j] < std::max(s[j], d[j]), op, ": output_padding ", output_padding,
              " must be smaller than stride or dilation (", stride, ", ", dilation, ")");
+    TG_CHECK(p[j] >= 0, op, ": padding ", padding, " must be non-negative");
+    int64_t out = (shape()[2 + j] - 1) * s[j] - 2 * p[j] + d[j] * (hw[j] - 1) + op_[j] + 1;
+    TG_CHECK(out > 0, op, ": input ", shape(), " and weight ", weight.shape(), " with stride ", stride, ", padding ", padding,
+             " and dilation ", dilation, " give output size ", out, " in spatial dim ", j);
   }
+  if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == rcout * groups, op, ": bias ", bias->shape(), " must have shape (", rcout * groups, ",)");
   // the transposed conv is a conv with the kernel flipped and in/out channels swapped per group
   Shape wg{groups, cin / groups, rcout};
   wg.insert(wg.end(), hw.begin(), hw.end());

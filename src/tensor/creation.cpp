@@ -6,17 +6,27 @@
 
 namespace tg {
 
+namespace {
+Tensor filled(const Shape& shape, double value, DType dtype, const std::string& device, const char* op) {
+  detail::checked_numel(shape, dtype, op);
+  detail::check_fill_value(value, dtype, op);
+  return detail::const_tensor(shape, value, dtype, device);
+}
+}  // namespace
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device) {
-  for (int64_t d : shape) TG_CHECK(d >= 0, "empty: negative dimension in shape ", shape);
+  detail::checked_numel(shape, dtype, "empty");
   return Tensor(LazyBuffer::metaop(Ops::EMPTY, shape, dtype, detail::dev_or_default(device)));
 }
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const std::string& device) {
-  for (int64_t d : shape) TG_CHECK(d >= 0, "full: negative dimension in shape ", shape);
-  return Tensor(LazyBuffer::cnst(value, dtype, detail::dev_or_default(device), shape));
+  return filled(shape, value, dtype, device, "full");
 }
-Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) { return full(shape, 0, dtype, device); }
-Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) { return full(shape, 1, dtype, device); }
-Tensor Tensor::full_like(double value, std::optional<DType> dt) const { return full(shape(), value, dt.value_or(dtype()), device()); }
+Tensor Tensor::scalar_tensor(double value, DType dtype, const std::string& device) { return filled({}, value, dtype, device, "Tensor"); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) { return filled(shape, 0, dtype, device, "zeros"); }
+Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) { return filled(shape, 1, dtype, device, "ones"); }
+Tensor Tensor::full_like(double value, std::optional<DType> dt) const {
+  return filled(shape(), value, dt.value_or(dtype()), device(), "full_like");
+}
 Tensor Tensor::zeros_like(std::optional<DType> dt) const { return full_like(0, dt); }
 Tensor Tensor::ones_like(std::optional<DType> dt) const { return full_like(1, dt); }
 
@@ -40,11 +50,17 @@ Tensor ramp(int64_t n, const std::string& device) {
 }  // namespace
 
 Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype, const std::string& device) {
-  TG_CHECK(step != 0, "arange: step must not be 0");
+  // torch's rules: finite ends, a nonzero step pointing from start to stop, a count that fits
+  TG_CHECK(std::isfinite(start) && std::isfinite(stop), "arange: unsupported range ", start, " -> ", stop);
+  TG_CHECK(step != 0 && !std::isnan(step), "arange: step must be nonzero, got ", step);
+  TG_CHECK((step > 0 && stop >= start) || (step < 0 && stop <= start), "arange: the range ", start, " -> ", stop,
+           " is inconsistent with the sign of step ", step);
   bool all_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   DType dt = dtype.value_or(all_int ? dtypes::default_int : dtypes::default_float);
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
-  TG_CHECK(n < (int64_t{1} << 31), "arange: ", n, " elements is too many");
+  double count = std::ceil((stop - start) / step);  // >= 0 here; may be inf or huge
+  TG_CHECK(count < static_cast<double>(int64_t{1} << 31), "arange: ", start, " -> ", stop, " by ", step, " is ", count,
+           " elements, more than the 2^31 - 1 supported");
+  int64_t n = static_cast<int64_t>(count);
   if (n == 0) return empty({0}, dt, device);
   Tensor i = ramp(n, detail::dev_or_default(device));
   if (dt.is_float()) return (i.cast(dt) * step + start).cast(dt);
@@ -52,14 +68,15 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
 }
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, const std::string& device) {
-  TG_CHECK(steps >= 0, "linspace: steps must be non-negative, got ", steps);
-  if (steps == 1) return full({1}, start, dtype, device);
+  TG_CHECK(steps >= 0 && steps < (int64_t{1} << 31), "linspace: steps must be in [0, 2^31), got ", steps);
+  if (steps == 1) return filled({1}, start, dtype, device, "linspace");
   Tensor i = arange(0, static_cast<double>(steps), 1, dtypes::float32, device);
   return (i * ((stop - start) / static_cast<double>(steps - 1)) + start).cast(dtype);
 }
 
 Tensor Tensor::eye(int64_t n, DType dtype, const std::string& device) {
   TG_CHECK(n >= 0, "eye: negative size ", n);
+  detail::checked_numel({n, n}, dtype, "eye");
   if (n == 0) return zeros({0, 0}, dtype, device);
   // ones at stride n+1 of a flat (n*n) buffer: a (n, n+1) grid whose first column is 1
   return full({n, 1}, 1, dtype, device).pad({{0, 0}, {0, n}}).reshape({n * (n + 1)}).shrink({{0, n * n}}).reshape({n, n});

@@ -42,7 +42,7 @@ std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Ten
 
 Tensor to_float(const Tensor& t) { return t.cast(least_upper_float(t.dtype())); }
 
-Tensor const_like(const Tensor& t, double v) { return Tensor::full(t.shape(), v, t.dtype(), t.device()); }
+Tensor const_like(const Tensor& t, double v) { return const_tensor(t.shape(), v, t.dtype(), t.device()); }
 }  // namespace detail
 
 using detail::broadcasted;
@@ -51,13 +51,13 @@ using detail::to_float;
 Tensor scalar_like(const Tensor& t, double v, DType pytype) {
   DType dt = t.dtype();
   DType sdt = (dt.is_float() || (dt.is_int() && pytype.is_int())) ? dt : pytype;
-  return Tensor::full({}, v, sdt, t.device());
+  return detail::const_tensor({}, v, sdt, t.device());  // wraps into an integer dtype, as torch
 }
 
 Tensor Tensor::add(const Tensor& o) const { auto [x, y] = broadcasted("add", *this, o); return Function::apply<F::Add>({x, y}); }
 Tensor Tensor::sub(const Tensor& o) const {
   auto [x, y] = broadcasted("sub", *this, o);
-  TG_CHECK(!x.dtype().is_bool(), "sub: not supported for bool tensors");
+  TG_CHECK(!x.dtype().is_bool(), "sub: not supported for bool tensors (shapes ", shape(), " and ", o.shape(), ")");
   return Function::apply<F::Sub>({x, y});
 }
 Tensor Tensor::mul(const Tensor& o) const { auto [x, y] = broadcasted("mul", *this, o); return Function::apply<F::Mul>({x, y}); }
@@ -88,8 +88,10 @@ Tensor Tensor::abs() const { return dtype().is_bool() ? *this : *this * sign(); 
 Tensor Tensor::maximum(const Tensor& o) const {
   auto [x, y] = broadcasted("maximum", *this, o);
   if (!x.dtype().is_float()) return x.lt(y).where(y, x);
-  // ties share the gradient, as tinygrad: (x<y) ? y : (x==y) ? (x+y)/2 : x
-  return x.lt(y).detach().where(y, x.eq(y).detach().where(x * 0.5 + y * 0.5, x));
+  // NaN wins, as torch; ties share the gradient, as tinygrad: (x<y or y is NaN) ? y : (x==y) ? (x+y)/2 : x
+  // (a NaN x falls through to x)
+  Tensor take_y = x.lt(y).logical_or(y.ne(y)).detach();
+  return take_y.where(y, x.eq(y).detach().where(x * 0.5 + y * 0.5, x));
 }
 Tensor Tensor::minimum(const Tensor& o) const {
   auto [x, y] = broadcasted("minimum", *this, o);
@@ -97,24 +99,26 @@ Tensor Tensor::minimum(const Tensor& o) const {
   return -((-x).maximum(-y));
 }
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
+  TG_CHECK(detail::broadcast_shape({shape(), a.shape(), b.shape()}), "where: cannot broadcast condition ", shape(), " (", dtype().name(),
+           "), x ", a.shape(), " (", a.dtype().name(), ") and y ", b.shape(), " (", b.dtype().name(), ")");
   auto [x, y] = broadcasted("where", a, b);
   auto [c, x2] = broadcasted("where", cast(dtypes::bool_), x, false);
   auto [c2, y2] = broadcasted("where", c, y, false);
   return Function::apply<F::Where>({c2, x2, y2});
 }
 Tensor Tensor::where(double a, double b) const {
-  return where(Tensor::full({}, a, dtypes::default_float, device()), Tensor::full({}, b, dtypes::default_float, device()));
+  return where(detail::const_tensor({}, a, dtypes::default_float, device()), detail::const_tensor({}, b, dtypes::default_float, device()));
 }
 Tensor Tensor::lt(const Tensor& o) const { auto [x, y] = broadcasted("lt", *this, o); return Function::apply<F::Less>({x, y}); }
-Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
+Tensor Tensor::gt(const Tensor& o) const { auto [x, y] = broadcasted("gt", *this, o); return Function::apply<F::Less>({y, x}); }
 // not(x > y) would call NaN <= NaN true; (x < y) | (x == y) is false for NaN, as torch
-Tensor Tensor::le(const Tensor& o) const { return lt(o).bitwise_or(eq(o)); }
-Tensor Tensor::ge(const Tensor& o) const { return o.le(*this); }
+Tensor Tensor::le(const Tensor& o) const { auto [x, y] = broadcasted("le", *this, o); return x.lt(y).bitwise_or(x.eq(y)); }
+Tensor Tensor::ge(const Tensor& o) const { auto [x, y] = broadcasted("ge", *this, o); return y.lt(x).bitwise_or(x.eq(y)); }
 Tensor Tensor::eq(const Tensor& o) const { auto [x, y] = broadcasted("eq", *this, o); return Function::apply<F::Eq>({x, y}); }
-Tensor Tensor::ne(const Tensor& o) const { return eq(o).logical_not(); }
+Tensor Tensor::ne(const Tensor& o) const { auto [x, y] = broadcasted("ne", *this, o); return x.eq(y).logical_not(); }
 Tensor Tensor::logical_not() const {
   Tensor b = cast(dtypes::bool_);
-  return Function::apply<F::Eq>({b, Tensor::full(shape(), 0, dtypes::bool_, device())});
+  return Function::apply<F::Eq>({b, detail::const_tensor(shape(), 0, dtypes::bool_, device())});
 }
 Tensor Tensor::cast(DType d) const {
   TG_CHECK(d.count == 1 && !d.ptr && d.scalar != Scalar::Void, "cast: cannot cast to ", d.name());
@@ -143,17 +147,17 @@ Tensor Tensor::bitwise_and(const Tensor& o) const { auto [x, y] = bitwise_args("
 Tensor Tensor::bitwise_or(const Tensor& o) const { auto [x, y] = bitwise_args("bitwise_or", *this, o); return Function::apply<F::BitwiseOr>({x, y}); }
 Tensor Tensor::bitwise_not() const {
   TG_CHECK(dtype().is_int() || dtype().is_bool(), "bitwise_not: needs an integer or bool tensor, got ", dtype().name());
-  return dtype().is_bool() ? logical_not() : bitwise_xor(Tensor::full({}, -1, dtype(), device()));
+  return dtype().is_bool() ? logical_not() : bitwise_xor(detail::const_tensor({}, -1, dtype(), device()));
 }
 Tensor Tensor::lshift(int64_t bits) const {
   TG_CHECK(dtype().is_int(), "lshift: needs an integer tensor, got ", dtype().name());
   TG_CHECK(bits >= 0 && bits < dtype().itemsize() * 8, "lshift: shift ", bits, " out of range for ", dtype().name());
-  return Function::apply<F::Shl>({*this, Tensor::full(shape(), static_cast<double>(bits), dtype(), device())});
+  return Function::apply<F::Shl>({*this, detail::const_tensor(shape(), static_cast<double>(bits), dtype(), device())});
 }
 Tensor Tensor::rshift(int64_t bits) const {
   TG_CHECK(dtype().is_int(), "rshift: needs an integer tensor, got ", dtype().name());
   TG_CHECK(bits >= 0 && bits < dtype().itemsize() * 8, "rshift: shift ", bits, " out of range for ", dtype().name());
-  return Function::apply<F::Shr>({*this, Tensor::full(shape(), static_cast<double>(bits), dtype(), device())});
+  return Function::apply<F::Shr>({*this, detail::const_tensor(shape(), static_cast<double>(bits), dtype(), device())});
 }
 
 }  // namespace tg

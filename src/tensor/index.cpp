@@ -232,6 +232,8 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
         continue;
       }
       check_index_tensor(t, "index");
+      int64_t n = y.shape()[static_cast<size_t>(d)];
+      detail::check_index_range(t, -n, n, "index", detail::cat("a dim of size ", n, " (tensor of shape ", shape(), ")"));
       tdims.push_back(d);
       tidx.push_back(t.to(device()));
       d++;
@@ -246,6 +248,9 @@ Tensor Tensor::gather(int dim, const Tensor& index) const {
   check_index_tensor(index, "gather");
   TG_CHECK(index.ndim() == ndim(), "gather: index of shape ", index.shape(), " must have the same rank as the input of shape ", shape());
   int d = norm_axis(dim, "gather");
+  if (ndim() == 0) return reshape({1}).gather(0, index.reshape({1})).reshape({});  // one element along dim 0 or -1
+  int64_t n = shape()[static_cast<size_t>(d)];
+  detail::check_index_range(index, -n, n, "gather", detail::cat("dim ", d, " of size ", n, " of shape ", shape()));
   auto bounds = full_bounds(*this);
   for (int i = 0; i < ndim(); i++) {
     if (i == d) continue;
@@ -281,6 +286,10 @@ int scatter_checks(const Tensor& self, int dim, const Tensor& index, const Shape
   TG_CHECK(index.ndim() == self.ndim(), "scatter: index of shape ", index.shape(), " must have the same rank as the input of shape ",
            self.shape());
   int d = self.norm_axis(dim, "scatter");
+  if (self.ndim() > 0) {
+    int64_t n = self.shape()[static_cast<size_t>(d)];
+    detail::check_index_range(index, -n, n, "scatter", detail::cat("dim ", d, " of size ", n, " of shape ", self.shape()));
+  }
   for (int i = 0; i < self.ndim(); i++) {
     TG_CHECK(i == d || index.shape()[i] <= self.shape()[i], "scatter: index of shape ", index.shape(),
              " is larger than the input of shape ", self.shape(), " in dim ", i);
@@ -296,6 +305,7 @@ Tensor Tensor::scatter(int dim, const Tensor& index, const Tensor& src) const {
   TG_CHECK(src.dtype() == dtype(), "scatter: src dtype ", src.dtype().name(), " differs from the input's ", dtype().name());
   TG_CHECK(src.device() == device(), "scatter: src on ", src.device(), ", the input on ", device());
   int d = scatter_checks(*this, dim, index, &src.shape());
+  if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), src.reshape({1})).reshape({});
   if (index.numel() == 0) return *this;
   return scatter_impl(*this, d, index.to(device()), src.shrink([&] {
     std::vector<std::pair<int64_t, int64_t>> b;
@@ -306,15 +316,18 @@ Tensor Tensor::scatter(int dim, const Tensor& index, const Tensor& src) const {
 
 Tensor Tensor::scatter(int dim, const Tensor& index, double value) const {
   int d = scatter_checks(*this, dim, index, nullptr);
+  detail::check_fill_value(value, dtype(), "scatter");
+  if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), value).reshape({});
   if (index.numel() == 0) return *this;
-  return scatter_impl(*this, d, index.to(device()), Tensor::full(index.shape(), value, dtype(), device()));
+  return scatter_impl(*this, d, index.to(device()), detail::const_tensor(index.shape(), value, dtype(), device()));
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
   TG_CHECK(mask.dtype().is_bool(), "masked_fill: mask must be bool, got ", mask.dtype().name(), " of shape ", mask.shape());
-  Tensor r = mask.where(Tensor::full({}, value, dtype(), device()), *this);
-  TG_CHECK(r.shape() == shape(), "masked_fill: mask of shape ", mask.shape(), " does not broadcast to the input's shape ", shape());
-  return r;
+  std::optional<Shape> b = detail::broadcast_shape({shape(), mask.shape()});
+  TG_CHECK(b && *b == shape(), "masked_fill: mask of shape ", mask.shape(), " does not broadcast to the input's shape ", shape());
+  detail::check_fill_value(value, dtype(), "masked_fill");
+  return mask.where(detail::const_tensor({}, value, dtype(), device()), *this);
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {
@@ -324,8 +337,15 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
     TG_CHECK(min().cast(dtypes::int64).item<int64_t>() >= 0, "one_hot: class values must be non-negative (shape ", shape(), ")");
     num_classes = max().cast(dtypes::int64).item<int64_t>() + 1;
   }
-  TG_CHECK(num_classes >= 0, "one_hot: num_classes must be -1 or non-negative, got ", num_classes);
-  Tensor hit = cast(dtypes::int32).unsqueeze(-1).eq(iota_along(num_classes, ndim(), ndim() + 1, device()));
+  TG_CHECK(num_classes >= 0 && num_classes < (int64_t{1} << 31), "one_hot: num_classes must be -1 or in [0, 2^31), got ", num_classes,
+           " (tensor of shape ", shape(), ")");
+  Shape out = shape();
+  out.push_back(num_classes);
+  detail::checked_numel(out, dtypes::default_int, "one_hot");
+  detail::check_index_range(*this, 0, num_classes, "one_hot", detail::cat("num_classes ", num_classes));
+  // an entry outside [0, num_classes) matches no class: its row is all zeros
+  DType cmp = dtype().itemsize() == 8 ? dtypes::int64 : dtypes::int32;  // no wrap of a large label onto a class
+  Tensor hit = cast(cmp).unsqueeze(-1).eq(iota_along(num_classes, ndim(), ndim() + 1, device()).cast(cmp));
   return hit.cast(dtypes::default_int);
 }
 

@@ -25,4 +25,24 @@ std::pair<std::vector<int>, Shape> reduce_axes(const Tensor& t, const std::vecto
 // A constant of t's dtype and device, broadcast to shape `shape` (or t's shape).
 Tensor const_like(const Tensor& t, double v);
 
+// ---- checks of user input shared by the ops (checks.cpp); each tg::Error names `op` ----------------
+// The element count of `shape` for a tensor of `dtype`: every dim >= 0, and the count, its byte size and
+// the product of the nonzero dims fit int64. One check for every op that makes a shape.
+int64_t checked_numel(const Shape& shape, DType dtype, const char* op);
+std::optional<int64_t> numel_if_fits(const Shape& shape, DType dtype);  // the same test, without throwing
+// shape with (before, after) padding added per dim, checked as above.
+Shape checked_pad_shape(const Shape& shape, const std::vector<std::pair<int64_t, int64_t>>& padding, DType dtype, const char* op);
+// v fits dtype as torch's full/masked_fill require: NaN and +-inf for floats, finite values within the
+// float's range, integers within range (a whole negative value wraps into an unsigned type), bool any.
+void check_fill_value(double v, DType dtype, const char* op);
+// A constant tensor without the user-facing checks: for values an op computes itself, and for a C++
+// scalar next to a tensor (which wraps into an integer dtype, as torch).
+Tensor const_tensor(const Shape& shape, double v, DType dtype, const std::string& device);
+// The opt-in data-dependent check (CHECK_INDEX=1): realizes idx, finds its min and max in one reduce and
+// raises a tg::Error naming op, the offending value and the valid range [lo, hi) unless every entry (but
+// those equal to `ignore`) is in range. Off by default: then out-of-range entries behave as each op
+// documents. `what` says what is indexed ("dim 0 of size 3", "num_classes 10").
+void check_index_range(const Tensor& idx, int64_t lo, int64_t hi, const char* op, const std::string& what,
+                       std::optional<int64_t> ignore = std::nullopt);
+
 }  // namespace tg::detail

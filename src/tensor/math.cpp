@@ -170,8 +170,9 @@ Tensor Tensor::clip(std::optional<double> min, std::optional<double> max) const 
   TG_CHECK(!dtype().is_bool(), "clip: not supported for bool tensors (shape ", shape(), ")");
   Tensor r = *this;
   // where() rather than maximum/minimum: at a bound the gradient passes whole, as torch.clamp
-  if (min) { Tensor lo = scalar(r, *min); r = r.lt(lo).where(lo, r); }
-  if (max) { Tensor hi = scalar(r, *max); r = r.gt(hi).where(hi, r); }
+  // a NaN bound gives NaN everywhere, as torch (x < NaN alone would keep x)
+  if (min) { Tensor lo = scalar(r, *min); r = r.lt(lo).logical_or(lo.ne(lo)).where(lo, r); }
+  if (max) { Tensor hi = scalar(r, *max); r = r.gt(hi).logical_or(hi.ne(hi)).where(hi, r); }
   return r;
 }
 
@@ -190,7 +191,11 @@ Tensor Tensor::isinf(bool detect_positive, bool detect_negative) const {
   return r;
 }
 
-Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return *this + (end - *this) * weight; }
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
+  TG_CHECK(detail::broadcast_shape({shape(), end.shape(), weight.shape()}), "lerp: cannot broadcast shapes ", shape(), ", ",
+           end.shape(), " and ", weight.shape());
+  return *this + (end - *this) * weight;
+}
 
 // ---- activations ---------------------------------------------------------------------------------
 
@@ -235,8 +240,17 @@ Tensor Tensor::hardswish() const { return *this * (to_float(*this) + 3.0).relu6(
 
 // ---- logic ---------------------------------------------------------------------------------------
 
-Tensor Tensor::logical_and(const Tensor& o) const { return cast(dtypes::bool_).bitwise_and(o.cast(dtypes::bool_)); }
-Tensor Tensor::logical_or(const Tensor& o) const { return cast(dtypes::bool_).bitwise_or(o.cast(dtypes::bool_)); }
-Tensor Tensor::logical_xor(const Tensor& o) const { return cast(dtypes::bool_).bitwise_xor(o.cast(dtypes::bool_)); }
+Tensor Tensor::logical_and(const Tensor& o) const {
+  auto [x, y] = broadcasted("logical_and", cast(dtypes::bool_), o.cast(dtypes::bool_));
+  return x.bitwise_and(y);
+}
+Tensor Tensor::logical_or(const Tensor& o) const {
+  auto [x, y] = broadcasted("logical_or", cast(dtypes::bool_), o.cast(dtypes::bool_));
+  return x.bitwise_or(y);
+}
+Tensor Tensor::logical_xor(const Tensor& o) const {
+  auto [x, y] = broadcasted("logical_xor", cast(dtypes::bool_), o.cast(dtypes::bool_));
+  return x.bitwise_xor(y);
+}
 
 }  // namespace tg

@@ -12,20 +12,23 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   Shape s = new_shape;
   int infer = -1;
   int64_t known = 1;
+  bool overflow = false;
   for (size_t i = 0; i < s.size(); i++) {
     if (s[i] == -1) {
       TG_CHECK(infer < 0, "reshape: only one dimension can be -1, got ", new_shape);
       infer = static_cast<int>(i);
     } else {
-      TG_CHECK(s[i] >= 0, "reshape: invalid dimension ", s[i], " in ", new_shape);
-      known *= s[i];
+      TG_CHECK(s[i] >= 0, "reshape: invalid dimension ", s[i], " in ", new_shape, " for shape ", shape());
+      overflow |= __builtin_mul_overflow(known, s[i], &known);
     }
   }
+  TG_CHECK(!overflow, "reshape: cannot reshape ", shape(), " to ", new_shape, ": the element count overflows int64");
   if (infer >= 0) {
     TG_CHECK(known != 0 && numel() % known == 0, "reshape: cannot reshape ", shape(), " to ", new_shape);
     s[infer] = numel() / known;
   }
-  TG_CHECK(tg::prod(s) == numel(), "reshape: cannot reshape ", shape(), " to ", new_shape, " (", numel(), " elements vs ", tg::prod(s), ")");
+  TG_CHECK(known == numel() || infer >= 0, "reshape: cannot reshape ", shape(), " to ", new_shape, " (", numel(), " elements vs ", known, ")");
+  detail::checked_numel(s, dtype(), "reshape");  // also the dims beside a zero one
   if (s == shape()) return *this;
   return Function::apply<F::Reshape>({*this}, s);
 }
@@ -46,9 +49,11 @@ Tensor Tensor::permute(const std::vector<int>& order) const {
 }
 
 Tensor Tensor::transpose(int dim0, int dim1) const {
+  int a = norm_axis(dim0, "transpose"), b = norm_axis(dim1, "transpose");
+  if (ndim() == 0) return *this;
   std::vector<int> order(static_cast<size_t>(ndim()));
   std::iota(order.begin(), order.end(), 0);
-  std::swap(order[norm_axis(dim0, "transpose")], order[norm_axis(dim1, "transpose")]);
+  std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
   return permute(order);
 }
 
@@ -61,6 +66,8 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     out[i] = new_shape[i] == -1 ? s[i] : new_shape[i];
     TG_CHECK(s[i] == out[i] || (s[i] == 1 && out[i] >= 0), "expand: cannot expand ", shape(), " to ", new_shape);
   }
+  TG_CHECK(detail::numel_if_fits(out, dtype()), "expand: cannot expand ", shape(), " to ", new_shape, " (", dtype().name(),
+           "): the element count or byte size overflows int64");
   Tensor r = reshape(s);
   if (out == s) return r;
   return Function::apply<F::Expand>({r}, out);
@@ -73,12 +80,14 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, doub
     TG_CHECK(b >= 0 && e >= 0, "pad: negative padding (", b, ", ", e, ") for shape ", shape());
     any |= b || e;
   }
+  detail::checked_pad_shape(shape(), padding, dtype(), "pad");
+  detail::check_fill_value(value, dtype(), "pad");
   if (!any) return *this;
   Tensor r = Function::apply<F::Pad>({*this}, padding);
   if (value == 0) return r;
   // pad with a value: pad a mask of ones with zeros and select
-  Tensor mask = Function::apply<F::Pad>({Tensor::full(shape(), 1, dtypes::bool_, device())}, padding);
-  return mask.where(r, Tensor::full({}, value, dtype(), device()));
+  Tensor mask = Function::apply<F::Pad>({detail::const_tensor(shape(), 1, dtypes::bool_, device())}, padding);
+  return mask.where(r, detail::const_tensor({}, value, dtype(), device()));
 }
 
 Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
@@ -93,12 +102,13 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) co
 }
 
 Tensor Tensor::flip(const std::vector<int>& axes) const {
-  std::vector<bool> f(ndim(), false);
+  std::vector<bool> f(static_cast<size_t>(std::max(ndim(), 1)), false);  // a 0-d tensor flips as one element
   for (int a : axes) {
     int n = norm_axis(a, "flip");
-    TG_CHECK(!f[n], "flip: axis ", a, " repeated");
+    TG_CHECK(!f[n], "flip: axis ", a, " repeated for shape ", shape());
     f[n] = true;
   }
+  if (ndim() == 0) return *this;
   return Function::apply<F::Flip>({*this}, f);
 }
 
@@ -107,8 +117,8 @@ Tensor Tensor::squeeze(std::optional<int> dim) const {
   if (!dim) {
     for (int64_t d : shape()) if (d != 1) s.push_back(d);
   } else {
-    if (ndim() == 0) return *this;
     int n = norm_axis(*dim, "squeeze");
+    if (ndim() == 0) return *this;
     s = shape();
     if (s[n] != 1) return *this;
     s.erase(s.begin() + n);
@@ -126,8 +136,8 @@ Tensor Tensor::unsqueeze(int dim) const {
 }
 
 Tensor Tensor::flatten(int start_dim, int end_dim) const {
-  if (ndim() == 0) return reshape({1});
   int a = norm_axis(start_dim, "flatten"), b = norm_axis(end_dim, "flatten");
+  if (ndim() == 0) return reshape({1});
   TG_CHECK(a <= b, "flatten: start_dim ", start_dim, " is after end_dim ", end_dim, " for shape ", shape());
   Shape s(shape().begin(), shape().begin() + a);
   int64_t m = 1;

@@ -22,8 +22,16 @@ Tensor rotl(const Tensor& x, int r) { return x.lshift(r) | x.rshift(32 - r); }
 
 Tensor iota(int64_t n, const std::string& device) { return Tensor::arange(0, static_cast<double>(n), 1, dtypes::uint32, device); }
 
-void check_shape(const Shape& shape, const char* op, DType dtype) {
-  for (int64_t d : shape) TG_CHECK(d >= 0, op, ": negative dimension in shape ", shape, " (", dtype.name(), ")");
+// The shape and dtype a random op is asked for, checked under the user's op name: a float dtype (an
+// integer one for randint), a count that fits, and at most 2^33 / draws draws (the generator's limit per
+// call; randn draws twice per element).
+void check_random(const Shape& shape, DType dtype, const char* op, int draws = 1) {
+  bool want_int = std::string(op) == "randint";
+  TG_CHECK(want_int ? dtype.is_int() : dtype.is_float(), op, ": dtype must be ", want_int ? "an integer" : "a float", " type, got ",
+           dtype.name(), " (shape ", shape, ")");
+  int64_t n = detail::checked_numel(shape, dtype, op);
+  TG_CHECK(n <= (int64_t{1} << 33) / draws, op, ": shape ", shape, " has ", n, " elements, more than the generator's ",
+           (int64_t{1} << 33) / draws, " per call");
 }
 
 }  // namespace
@@ -66,8 +74,7 @@ Tensor random_bits(int64_t numel, const std::string& device) {
 void Tensor::manual_seed(uint64_t seed) { g_seed = seed; g_calls = 0; }
 
 Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
-  TG_CHECK(dtype.is_float(), "rand: dtype must be a float type, got ", dtype.name(), " (shape ", shape, ")");
-  check_shape(shape, "rand", dtype);
+  check_random(shape, dtype, "rand");
   int64_t n = tg::prod(shape);
   if (n == 0) return zeros(shape, dtype, device);
   Tensor bits = detail::random_bits(n, detail::dev_or_default(device));
@@ -81,8 +88,7 @@ Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) 
 Tensor Tensor::rand_like(std::optional<DType> dt) const { return rand(shape(), dt.value_or(dtype()), device()); }
 
 Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device) {
-  TG_CHECK(dtype.is_float(), "randn: dtype must be a float type, got ", dtype.name(), " (shape ", shape, ")");
-  check_shape(shape, "randn", dtype);
+  check_random(shape, dtype, "randn", 2);
   // Box-Muller on two uniform draws; 1 - u is in (0, 1], so the log is finite
   Shape both{2};
   both.insert(both.end(), shape.begin(), shape.end());
@@ -94,13 +100,12 @@ Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device)
 }
 
 Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype, const std::string& device) {
-  TG_CHECK(dtype.is_int(), "randint: dtype must be an integer type, got ", dtype.name(), " (shape ", shape, ")");
+  check_random(shape, dtype, "randint");
   TG_CHECK(low < high, "randint: low (", low, ") must be below high (", high, "), shape ", shape);
   TG_CHECK(static_cast<double>(low) >= dtype.min() && static_cast<double>(high - 1) <= dtype.max(), "randint: [", low, ", ",
            high, ") does not fit ", dtype.name());
   double range = static_cast<double>(high) - static_cast<double>(low);
   TG_CHECK(range <= 4294967296.0, "randint: range ", range, " exceeds the generator's 32 bits");
-  check_shape(shape, "randint", dtype);
   int64_t n = tg::prod(shape);
   if (n == 0) return zeros(shape, dtype, device);
   // floor(bits / 2^32 * range) in float64 is exact enough to stay below range
@@ -110,38 +115,41 @@ Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtyp
 }
 
 Tensor Tensor::normal(const Shape& shape, double mean, double std, DType dtype, const std::string& device) {
+  check_random(shape, dtype, "normal", 2);
   return randn(shape, dtype, device) * std + mean;
 }
 
 Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device) {
-  TG_CHECK(dtype.is_float(), "uniform: dtype must be a float type, got ", dtype.name(), " (shape ", shape, ")");
+  check_random(shape, dtype, "uniform");
   return rand(shape, dtype, device) * (high - low) + low;
 }
 
 Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device) {
+  check_random(shape, dtype, "scaled_uniform");
   return uniform(shape, -1, 1, dtype, device) * std::pow(static_cast<double>(std::max<int64_t>(tg::prod(shape), 1)), -0.5);
 }
 
 namespace {
 // prod(shape[1:]): the fan-in of a weight of this shape (tinygrad's convention)
-double fan_in(const Shape& shape, const char* op) {
+double fan_in(const Shape& shape, DType dtype, const char* op) {
   TG_CHECK(!shape.empty(), op, ": needs a shape with at least one dimension");
+  check_random(shape, dtype, op, 2);
   return static_cast<double>(tg::prod(Shape(shape.begin() + 1, shape.end())));
 }
 }  // namespace
 
 Tensor Tensor::glorot_uniform(const Shape& shape, DType dtype, const std::string& device) {
-  double fan = static_cast<double>(shape.empty() ? 0 : shape[0]) + fan_in(shape, "glorot_uniform");
+  double fan = static_cast<double>(shape.empty() ? 0 : shape[0]) + fan_in(shape, dtype, "glorot_uniform");
   return uniform(shape, -1, 1, dtype, device) * std::sqrt(6.0 / fan);
 }
 
 Tensor Tensor::kaiming_uniform(const Shape& shape, double a, DType dtype, const std::string& device) {
-  double bound = std::sqrt(3.0) * std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, "kaiming_uniform"));
+  double bound = std::sqrt(3.0) * std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, dtype, "kaiming_uniform"));
   return uniform(shape, -bound, bound, dtype, device);
 }
 
 Tensor Tensor::kaiming_normal(const Shape& shape, double a, DType dtype, const std::string& device) {
-  double std = std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, "kaiming_normal"));
+  double std = std::sqrt(2.0 / (1 + a * a)) / std::sqrt(fan_in(shape, dtype, "kaiming_normal"));
   return normal(shape, 0, std, dtype, device);
 }
 

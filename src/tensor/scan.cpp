@@ -144,8 +144,13 @@ std::pair<Tensor, Tensor> topk_rank(const Tensor& x, const Tensor& key, int64_t 
   Tensor d = x.detach();
   Tensor xi = d.unsqueeze(-1), xj = d.unsqueeze(-2);  // [.., i, j]
   Tensor ki = key.unsqueeze(-1), kj = key.unsqueeze(-2);
-  Tensor beats = largest ? xj.gt(xi) : xj.lt(xi);
-  Tensor rank = beats.logical_or(kj.lt(ki).logical_and(xj.eq(xi))).cast(dtypes::int32).sum({-1});  // (.., n)
+  Tensor beats = largest ? xj.gt(xi) : xj.lt(xi), same = xj.eq(xi);
+  if (x.dtype().is_float()) {  // NaN is larger than every number and equal to itself (torch's order)
+    Tensor ni = xi.ne(xi), nj = xj.ne(xj);
+    beats = beats.logical_or(largest ? nj.logical_and(ni.logical_not()) : ni.logical_and(nj.logical_not()));
+    same = same.logical_or(ni.logical_and(nj));
+  }
+  Tensor rank = beats.logical_or(kj.lt(ki).logical_and(same)).cast(dtypes::int32).sum({-1});  // (.., n)
   Tensor slot = index_ramp(k, x.device());
   Tensor onehot = rank.unsqueeze(-1).eq(slot);  // (.., n, k)
   Tensor values = onehot.where(x.unsqueeze(-1), Tensor::zeros({}, x.dtype(), x.device())).sum({-2}).cast(x.dtype());
@@ -160,7 +165,8 @@ std::pair<Tensor, Tensor> topk_last(const Tensor& x, const Tensor& key, int64_t 
   int64_t n = x.shape().back(), nb = (n + B - 1) / B;
   if (n <= 4 * B || nb * k * 2 > n) return topk_rank(x, key, k, largest);
   DType dt = x.dtype();
-  double worst = dt.is_float() ? (largest ? -INFINITY : INFINITY) : (largest ? dt.min() : dt.max());
+  // NaN is the largest float: padding with it for the smallest k ties with a real NaN, whose lower key wins
+  double worst = dt.is_float() ? (largest ? -INFINITY : NAN) : (largest ? dt.min() : dt.max());
   std::vector<std::pair<int64_t, int64_t>> pad(static_cast<size_t>(x.ndim()), {0, 0});
   pad.back() = {0, nb * B - n};
   Shape lead(x.shape().begin(), x.shape().end() - 1), pk = lead;

@@ -66,8 +66,13 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
     bool ok = t.ndim() == first.ndim();
     for (int i = 0; ok && i < t.ndim(); i++) ok = i == d || t.shape()[i] == first.shape()[i];
     TG_CHECK(ok, "cat: shapes ", shapes_of(tensors), " differ outside dim ", dim);
-    total += t.shape()[d];
+    TG_CHECK(!__builtin_add_overflow(total, t.shape()[d], &total), "cat: shapes ", shapes_of(tensors), " joined along dim ", dim,
+             " overflow int64");
   }
+  Shape joined = first.shape();
+  joined[static_cast<size_t>(d)] = total;
+  TG_CHECK(detail::numel_if_fits(joined, first.dtype()), "cat: shapes ", shapes_of(tensors), " (", first.dtype().name(),
+           ") joined along dim ", dim, " are too large: the element count or byte size overflows int64");
   if (tensors.size() == 1) return first;
   // each piece padded with zeros to the full length at its offset; the sum is the concatenation
   std::optional<Tensor> out;
@@ -88,6 +93,10 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int dim) {
     TG_CHECK(t.shape() == tensors[0].shape(), "stack: all tensors must have the same shape, got ", shapes_of(tensors));
   int n = tensors[0].ndim() + 1;
   TG_CHECK(dim >= -n && dim < n, "stack: dim ", dim, " out of range for shape ", tensors[0].shape());
+  Shape stacked = tensors[0].shape();
+  stacked.insert(stacked.begin(), static_cast<int64_t>(tensors.size()));
+  TG_CHECK(detail::numel_if_fits(stacked, tensors[0].dtype()), "stack: ", tensors.size(), " tensors of shape ", tensors[0].shape(),
+           " (", tensors[0].dtype().name(), ") are too large together: the element count or byte size overflows int64");
   std::vector<Tensor> us;
   for (const Tensor& t : tensors) us.push_back(t.unsqueeze(dim));
   return cat(us, dim);
@@ -105,6 +114,7 @@ std::vector<Tensor> Tensor::meshgrid(const std::vector<Tensor>& tensors, const s
   if (indexing == "xy" && n >= 2) std::swap(pos[0], pos[1]);
   Shape out(n);
   for (size_t i = 0; i < n; i++) out[pos[i]] = tensors[i].numel();
+  detail::checked_numel(out, tensors.empty() ? dtypes::default_float : tensors[0].dtype(), "meshgrid");
   std::vector<Tensor> r;
   for (size_t i = 0; i < n; i++) {
     Shape s(n, 1);
@@ -125,8 +135,10 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
   for (size_t i = 0; i < base.size(); i++) {
     unit.insert(unit.end(), {1, base[i]});
     expanded.insert(expanded.end(), {repeats[i], base[i]});
-    out.push_back(repeats[i] * base[i]);
   }
+  TG_CHECK(detail::numel_if_fits(expanded, dtype()), "repeat: repeats ", repeats, " of shape ", shape(), " (", dtype().name(),
+           ") are too large: the element count or byte size overflows int64");
+  for (size_t i = 0; i < base.size(); i++) out.push_back(repeats[i] * base[i]);
   return reshape(unit).expand(expanded).reshape(out);
 }
 
@@ -185,6 +197,7 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int>& 
     return flatten().roll(shifts, {0}).reshape(shape());
   }
   TG_CHECK(shifts.size() == dims.size(), "roll: ", shifts.size(), " shifts for ", dims.size(), " dims, shape ", shape());
+  TG_CHECK(ndim() > 0, "roll: dims ", std::vector<int64_t>(dims.begin(), dims.end()), " out of range for shape () (a 0-d tensor rolls only without dims, as torch)");
   Tensor r = *this;
   for (size_t i = 0; i < dims.size(); i++) {
     int d = norm_axis(dims[i], "roll");
@@ -216,6 +229,10 @@ Tensor Tensor::pad2d(const std::vector<int64_t>& padding, double value) const {
              " holds");
     grow[d] = {std::max<int64_t>(0, b), std::max<int64_t>(0, e)};
   }
+  Shape cropped;
+  for (auto [b, e] : crop) cropped.push_back(e - b);
+  detail::checked_pad_shape(cropped, grow, dtype(), "pad2d");
+  detail::check_fill_value(value, dtype(), "pad2d");
   return shrink(crop).pad(grow, value);
 }
 

@@ -31,8 +31,12 @@ Tensor::Tensor(std::shared_ptr<LazyBuffer> lb, std::optional<bool> requires_grad
 }
 
 Tensor Tensor::from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device) {
-  for (int64_t d : shape) TG_CHECK(d >= 0, "Tensor: negative dimension in shape ", shape);
-  TG_CHECK(static_cast<int64_t>(n) == tg::prod(shape), "Tensor: ", n, " values do not fill shape ", shape);
+  return from_host(data, n, shape, dtype, device, "from_host");
+}
+
+Tensor Tensor::from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device, const char* op) {
+  int64_t numel = detail::checked_numel(shape, dtype, op);
+  TG_CHECK(n == static_cast<uint64_t>(numel), op, ": ", n, " values do not fill shape ", shape, " (", dtype.name(), ")");
   if (dtype.is_bool()) {  // any nonzero byte is true; a bool tensor holds exactly 0 or 1
     std::vector<uint8_t> b(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + n);
     for (uint8_t& v : b) v = v != 0;
@@ -42,24 +46,27 @@ Tensor Tensor::from_host(const void* data, size_t n, const Shape& shape, DType d
 }
 
 Tensor::Tensor(std::initializer_list<float> d, const std::string& dev)
-    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::float32, dev)) {}
+    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::float32, dev, "Tensor")) {}
 Tensor::Tensor(std::initializer_list<double> d, const std::string& dev)
-    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::float64, dev)) {}
+    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::float64, dev, "Tensor")) {}
 Tensor::Tensor(std::initializer_list<int> d, const std::string& dev)
-    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::int32, dev)) {}
+    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::int32, dev, "Tensor")) {}
 Tensor::Tensor(std::initializer_list<bool> d, const std::string& dev)
-    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::bool_, dev)) {}
+    : Tensor(from_host(d.begin(), d.size(), {static_cast<int64_t>(d.size())}, dtypes::bool_, dev, "Tensor")) {}
 
 const std::shared_ptr<LazyBuffer>& Tensor::lazydata() const { return impl_->lazydata; }
 const Shape& Tensor::shape() const { return impl_->lazydata->shape(); }
-int64_t Tensor::size(int dim) const { return shape()[norm_axis(dim, "size")]; }
+int64_t Tensor::size(int dim) const {
+  TG_CHECK(ndim() > 0, "size: dim ", dim, " out of range for shape () (a 0-d tensor has no dims)");  // as torch
+  return shape()[norm_axis(dim, "size")];
+}
 DType Tensor::dtype() const { return impl_->lazydata->dtype; }
 const std::string& Tensor::device() const { return impl_->lazydata->device; }
 int64_t Tensor::numel() const { return tg::prod(shape()); }
 
 int Tensor::norm_axis(int axis, const char* op) const {
-  int n = ndim();
-  TG_CHECK(axis >= -std::max(n, 1) && axis < std::max(n, 1), op, ": axis ", axis, " out of range for shape ", shape());
+  int n = std::max(ndim(), 1);  // PyTorch's rule: a 0-d tensor takes dims 0 and -1, as one of size 1
+  TG_CHECK(axis >= -n && axis < n, op, ": axis ", axis, " out of range for shape ", shape());
   return axis < 0 ? axis + n : axis;
 }
 
