@@ -181,9 +181,14 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
   return u;
 }
 
-// Constants hold a value of their dtype, converted as a cast would: integers wrap to the dtype's width
-// (-1 as uint8 is 255), floats round to the dtype's precision.
-UOpPtr UOp::cnst(DType dt, double v) { return value_to_const(dt, cast_value(Value{0, v}, dtypes::float64, dt)); }
+// Constants hold a value of their dtype: floats rounded to its precision, integers (truncated toward
+// zero) wrapped to its width as C converts an integer (-1 as uint8 is 255, as uint64 2^64-1).
+UOpPtr UOp::cnst(DType dt, double v) {
+  if (dt.is_float() || dt.is_bool()) return value_to_const(dt, cast_value(Value{0, v}, dtypes::float64, dt));
+  double t = std::isnan(v) ? 0 : std::trunc(v);
+  if (t >= 9223372036854775808.0) return cnst_int(dt, static_cast<int64_t>(static_cast<uint64_t>(std::min(t, 18446744073709549568.0))));
+  return cnst_int(dt, static_cast<int64_t>(std::max(t, -9223372036854775808.0)));
+}
 UOpPtr UOp::cnst_int(DType dt, int64_t v) { return value_to_const(dt, cast_value(Value{v, 0}, dtypes::int64, dt)); }
 
 bool UOp::is_const(int64_t v) const {
