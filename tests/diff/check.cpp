@@ -186,6 +186,9 @@ Program Checker::shrink(const Program& start, Verdict::Kind kind, int budget) {
       if (fails(q)) { p = q; progress = true; }
     }
   }
+  // a failure that depends on chance (undefined behaviour in tg, uninitialized memory) may not show
+  // again in the shrunk program: then the whole program is the repro
+  if (check(p).kind != kind) return prune(start);
   return p;
 }
 
