@@ -48,6 +48,8 @@ std::string values(const json& arr, size_t limit = 48) {
   return r + "]";
 }
 
+}  // namespace
+
 Verdict compare(const Program& p, const json& ref, const json& got) {
   std::ostringstream detail;
   Verdict v;
@@ -86,8 +88,6 @@ Verdict compare(const Program& p, const json& ref, const json& got) {
   v.detail = detail.str();
   return v;
 }
-
-}  // namespace
 
 const char* kind_name(Verdict::Kind k) {
   switch (k) {

@@ -29,6 +29,11 @@ struct Checker {
   Program shrink(const Program& p, Verdict::Kind kind, int budget = 300);
 };
 
+// Compares tg's reply (run_on_tg) with NumPy's (numpy_ref.py): dtypes and shapes exactly, ints and bools
+// inside NumPy's envelope (exact unless rounding upstream can change them), floats inside the envelope
+// plus a margin of a couple of units of roundoff; NaN only where some NumPy run gives NaN.
+Verdict compare(const Program& p, const nlohmann::json& ref_reply, const nlohmann::json& tg_reply);
+
 // The message for a failure: the verdict, the program listing and the values.
 std::string report(const Program& p, const Verdict& v);
 

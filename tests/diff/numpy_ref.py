@@ -66,12 +66,16 @@ class Run:
     return np.where(mask, moved, r).astype(DT[d])
 
   def absn(self, r, d, amp, mask):
-    """r moved by up to amp (an array or scalar, absolute) where mask."""
+    """r moved by up to amp (an array or scalar, absolute) where mask. A value within amp of zero becomes
+    exactly zero in half of the runs: an error of that size can make it zero (cancellation in another
+    summation order, 2*sigmoid(2x)-1), and x != 0, where and bool casts must then accept either."""
     if self.rng is None or not is_float(d) or r.size == 0: return r
     H = wide(d)
     amp = np.where(np.isfinite(amp), amp, 0).astype(H)
     u = self.rng.uniform(-1.0, 1.0, r.shape).astype(H)
     moved = (r.astype(H) + amp * u).astype(DT[d])
+    snap = (np.abs(r.astype(H)) <= amp) & (self.rng.uniform(0.0, 1.0, r.shape) < 0.5)
+    moved = np.where(snap, DT[d](0), moved)
     return np.where(mask, moved, r).astype(DT[d])
 
 
@@ -98,8 +102,8 @@ def math_op(run, op, x, d):
   if op in ("sqrt", "reciprocal"): return run.rel(r, d, K_ARITH, m)
   xp = run.rel(x, d, K_IN, m)
   r = run.rel(f(xp.astype(H)).astype(DT[d]), d, K_OUT, m)
-  if op in ("tanh", "sigmoid"):  # composed as 2*sigmoid(2x)-1 and 1/(1+exp(-x)): absolute error near 0
-    r = run.absn(r, d, K_OUT * UNIT[d], m)
+  if op in ("tanh", "sigmoid"):  # composed as 2*sigmoid(2x)-1 and 1/(1+exp(-x)): absolute error near 0,
+    r = run.absn(r, d, K_OUT * UNIT[d], np.ones(r.shape, bool))  # even where the exact value is representable
   return r
 
 
@@ -180,11 +184,29 @@ def axes_of(n, ndim):
   return tuple(sorted(i + ndim if i < 0 else i for i in ints))
 
 
+def exact_sum(x, ax, keepdim):
+  """The exact sum over the axes ax, rounded once to float64 (math.fsum); NaN where fsum gives up (inf - inf,
+  overflow)."""
+  if not ax: return x.astype(np.float64)
+  keep = [i for i in range(x.ndim) if i not in ax]
+  xm = np.transpose(x.astype(np.float64), keep + list(ax))
+  out_shape = xm.shape[:len(keep)]
+  rows = xm.reshape(int(np.prod(out_shape, dtype=np.int64)), int(np.prod(xm.shape[len(keep):], dtype=np.int64)))
+  vals = []
+  for row in rows:
+    try:
+      vals.append(math.fsum(row.tolist()))
+    except (ValueError, OverflowError):
+      vals.append(math.nan)
+  r = np.array(vals, dtype=np.float64).reshape(out_shape)
+  return np.expand_dims(r, ax) if keepdim else r
+
+
 def noisy_sum(run, x, ax, keepdim, acc):
   r = np.asarray(np.sum(x, axis=ax, keepdims=keepdim, dtype=DT[acc]))
   if not is_float(acc) or run.rng is None: return r
   H = wide(acc)
-  ref = np.asarray(np.sum(x.astype(H), axis=ax, keepdims=keepdim))
+  ref = exact_sum(x, ax, keepdim)  # not a wide sum: 1e30 + 5 - 1e30 must count as inexact
   cnt = int(np.prod([x.shape[a] for a in ax])) if ax else 1
   amp = np.asarray(np.sum(np.abs(x.astype(H)), axis=ax, keepdims=keepdim)) * H(max(cnt, 1) * UNIT[acc])
   return run.absn(r, acc, amp, inexact(r, ref))

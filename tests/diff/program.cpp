@@ -204,7 +204,7 @@ class Gen {
     Node n = mk("input", {}, d, d, std::move(shape));
     int64_t cnt = numel(n.shape);
     if (is_float(d)) {
-      bool grid = r_.chance(0.5), specials = r_.chance(0.2);
+      bool grid = r_.chance(0.5), specials = r_.chance(0.3);
       double huge = d == DT::F16 ? 30000.0 : d == DT::F32 ? static_cast<double>(1e30f) : 1e300;
       double tiny = d == DT::F16 ? std::ldexp(1.0, -20) : d == DT::F32 ? std::ldexp(1.0, -140) : std::ldexp(1.0, -1060);
       const std::vector<double> special = {NAN, INFINITY, -INFINITY, 0.0, huge, -huge, tiny};
