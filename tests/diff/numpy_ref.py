@@ -15,7 +15,8 @@ function rounded once to the dtype.
 
 The reply gives the exact evaluation and an envelope: the same program run K more times with every
 inexact float op moved by a few units of roundoff (more for transcendentals; for sums, by what another
-summation order may cost), and every other run dividing the way tinygrad does, x * (1/y). An element that an ulp-level difference can change (a comparison of nearly
+summation order may cost), and every other run dividing the way tinygrad does, x * (1/y); plus one run
+that is exact but for that division. An element that an ulp-level difference can change (a comparison of nearly
 equal values, a cast of a float that is nearly an integer, cancellation) shows a wide envelope; the C++
 side accepts anything inside it (plus a dtype-sized margin) and is exact everywhere else. Elements not
 reached by rounding (ints, bools, exact float results) have lo == hi == exact.
@@ -50,8 +51,8 @@ def unnum(v):
 
 
 class Run:
-  """One evaluation: rng None is the exact run, else a noisy one. Odd noisy runs (alt) also take the other
-  way tinygrad computes a quotient: x * (1/y)."""
+  """One evaluation: without rng, the exact run or (alt) the run that divides as tinygrad does, x * (1/y),
+  and is otherwise exact; with rng a noisy run, of which every other one also divides that way."""
 
   def __init__(self, rng, alt=False):
     self.rng = rng
@@ -117,11 +118,13 @@ def arith(run, op, x, y, d):
 
 
 def true_div(run, x, y, d):
-  """x / y rounded once; every other noisy run takes tinygrad's x * (1/y) instead (each rounded to d)."""
+  """x / y rounded once; every other noisy run takes tinygrad's x * (1/y) instead (each rounded to d).
+  Noisy runs also move an inexact quotient like any arithmetic result (float16 computed in float32...)."""
   H = wide(d)
-  r = np.asarray(x.astype(H) / y.astype(H)).astype(DT[d])
+  ref = np.asarray(x.astype(H) / y.astype(H))
+  r = ref.astype(DT[d])
   if run.alt: r = np.asarray(x * np.asarray(np.reciprocal(y.astype(H))).astype(DT[d])).astype(DT[d])
-  return r
+  return run.rel(r, d, K_ARITH, inexact(r, ref))
 
 
 def idiv(x, y, d):
@@ -224,9 +227,11 @@ def reduce(run, n, x):
   fd = cd if is_float(cd) else "float32"
   f = s.astype(DT[fd])
   if not cnt: return (f * DT[fd](math.nan)).astype(DT[d])
+  ref = np.asarray(f.astype(wide(fd)) / cnt)
+  r = ref.astype(DT[fd]).astype(DT[d])
   if run.alt:  # tinygrad.cpp: the sum in the result's dtype times 1/n
-    return np.asarray(f.astype(DT[d]) * np.asarray(1 / cnt).astype(DT[d])).astype(DT[d])
-  return np.asarray((f.astype(wide(fd)) / cnt).astype(DT[fd])).astype(DT[d])
+    r = np.asarray(f.astype(DT[d]) * np.asarray(1 / cnt).astype(DT[d])).astype(DT[d])
+  return run.rel(r, d, K_ARITH, inexact(r, ref))
 
 
 def dot(run, n, a, w):
@@ -294,11 +299,12 @@ def handle(req):
   prog, runs = req["program"], req.get("runs", 8)
   with np.errstate(all="ignore"):
     exact = evaluate(prog, Run(None))
-    noisy = [evaluate(prog, Run(np.random.default_rng([prog["seed"] % (1 << 63), i]), alt=i % 2 == 1)) for i in range(runs)]
+    noisy = [evaluate(prog, Run(None, alt=True))] if runs else []
+    noisy += [evaluate(prog, Run(np.random.default_rng([prog["seed"] % (1 << 63), i]), alt=i % 2 == 1)) for i in range(runs)]
   outs = []
   for j, e in enumerate(exact):
     d = prog["nodes"][prog["outputs"][j]]["dtype"]
-    allr = np.stack([e] + [r[j] for r in noisy]).reshape(runs + 1, e.size)
+    allr = np.stack([e] + [r[j] for r in noisy]).reshape(len(noisy) + 1, e.size)
     if is_float(d):
       a64 = allr.astype(np.float64)
       nan = np.isnan(a64)

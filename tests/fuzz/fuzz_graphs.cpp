@@ -1,8 +1,9 @@
 // The long differential campaign: random lazy graphs (tests/diff/program.h) on tg against NumPy.
 //
-//   fuzz_graphs [--seed S] [--count N] [--timeout SECONDS] [--no-shrink] [--print] [--reuse-child]
+//   fuzz_graphs [--seed S] [--count N] [--timeout SECONDS] [--no-shrink] [--print] [--json] [--reuse-child]
 //
-// --print only lists the programs (and their C++ form) without running them. --reuse-child runs programs
+// --print only lists the programs (and their C++ form) without running them; --json prints them as
+// the JSON that tests/diff/numpy_ref.py reads (one request a line, for debugging the reference). --reuse-child runs programs
 // in one child until one crashes (faster; see tests/diff/sandbox.h for what that gives up).
 // Prints progress, and for each failing seed the verdict, the shrunk program with its expected and
 // actual values, and a standalone C++ repro. A crash or hang of one program ends only its sandboxed
@@ -21,7 +22,7 @@
 int main(int argc, char** argv) {
   uint64_t seed = 0, count = 1000;
   int timeout = 120;
-  bool shrink = true, print = false, reuse = false;
+  bool shrink = true, print = false, json = false, reuse = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -33,16 +34,18 @@ int main(int argc, char** argv) {
     else if (a == "--timeout") timeout = std::stoi(next());
     else if (a == "--no-shrink") shrink = false;
     else if (a == "--print") print = true;
+    else if (a == "--json") json = true;
     else if (a == "--reuse-child") reuse = true;
     else {
-      std::cerr << "usage: fuzz_graphs [--seed S] [--count N] [--timeout SECONDS] [--no-shrink] [--print] [--reuse-child]\n";
+      std::cerr << "usage: fuzz_graphs [--seed S] [--count N] [--timeout SECONDS] [--no-shrink] [--print] [--json] [--reuse-child]\n";
       return 2;
     }
   }
-  if (print) {
+  if (print || json) {
     for (uint64_t s = seed; s < seed + count; s++) {
       tgdiff::Program p = tgdiff::generate(s);
-      std::cout << "==== seed " << s << "\n" << tgdiff::describe(p) << tgdiff::to_cpp(p);
+      if (json) std::cout << nlohmann::json({{"program", tgdiff::to_json(p)}, {"runs", 8}}).dump() << "\n";
+      else std::cout << "==== seed " << s << "\n" << tgdiff::describe(p) << tgdiff::to_cpp(p);
     }
     return 0;
   }
