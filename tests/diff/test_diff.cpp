@@ -1,0 +1,136 @@
+// The random-graph differential test: programs from tests/diff/program.h, one gtest case a seed, run on
+// tg (in a sandboxed child) and in NumPy. `--seeds=FIRST:COUNT` picks the seeds (ctest runs two halves
+// in parallel). A failure shows the program, the expected and the actual values; for a minimal C++
+// repro run `fuzz_graphs --seed S --count 1`, or set DIFF_SHRINK=1 here.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "check.h"
+
+namespace {
+
+uint64_t g_first = 0, g_count = 250;
+
+tgdiff::Checker& checker() {
+  static std::unique_ptr<tgdiff::Checker> c = std::make_unique<tgdiff::Checker>();
+  return *c;
+}
+
+class Diff : public ::testing::TestWithParam<uint64_t> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Diff);  // --seeds=N:0
+
+TEST_P(Diff, MatchesNumPy) {
+  tgdiff::Program p = tgdiff::generate(GetParam());
+  tgdiff::Verdict v = checker().check(p);
+  if (v.kind == tgdiff::Verdict::Pass) return;
+  std::string msg = tgdiff::report(p, v);
+  if (const char* s = std::getenv("DIFF_SHRINK"); s && std::strcmp(s, "1") == 0) {
+    tgdiff::Program small = checker().shrink(p, v.kind);
+    msg += "\nshrunk:\n" + tgdiff::report(small, checker().check(small)) + "\n" + tgdiff::to_cpp(small);
+  }
+  FAIL() << msg;
+}
+
+// The reference itself, on programs whose answers are worked out by hand (tinygrad.cpp's semantics).
+TEST(NumpyRef, HandComputed) {
+  using tgdiff::DT;
+  tgdiff::Program p;
+  auto input = [&](DT d, tgdiff::Shape s, std::vector<double> v) {
+    tgdiff::Node n;
+    n.kind = "input";
+    n.dtype = n.cdtype = d;
+    n.shape = s;
+    if (tgdiff::is_float(d)) n.fdata = v;
+    else n.idata.assign(v.begin(), v.end());
+    p.nodes.push_back(n);
+    return static_cast<int>(p.nodes.size()) - 1;
+  };
+  auto op = [&](const char* kind, std::vector<int> args, DT d, DT cd, tgdiff::Shape s) {
+    tgdiff::Node n;
+    n.kind = kind;
+    n.args = args;
+    n.dtype = d;
+    n.cdtype = cd;
+    n.shape = s;
+    p.nodes.push_back(n);
+    return static_cast<int>(p.nodes.size()) - 1;
+  };
+  int a = input(DT::I32, {6}, {7, -7, 7, -7, INT32_MIN, 5}), b = input(DT::I32, {6}, {2, 2, -2, -2, -1, 0});
+  p.outputs.push_back(op("idiv", {a, b}, DT::I32, DT::I32, {6}));  // truncation, INT_MIN/-1 wraps, x/0 == 0
+  int h = input(DT::F16, {5}, {2048, 1, 1, 1, 1});
+  p.outputs.push_back(op("sum", {h}, DT::F16, DT::F32, {}));  // float32 accumulator: 2052, not 2048
+  int x = input(DT::F32, {2}, {1, NAN}), y = input(DT::F32, {2}, {NAN, 2});
+  p.outputs.push_back(op("maximum", {x, y}, DT::F32, DT::F32, {2}));  // NaN propagates both ways
+  int u = input(DT::U8, {2}, {255, 255});
+  p.outputs.push_back(op("sum", {u}, DT::U32, DT::U32, {}));
+  int i = input(DT::I32, {2}, {1, 2});
+  p.outputs.push_back(op("mean", {i}, DT::F32, DT::I32, {}));
+  int c = input(DT::I8, {2}, {100, -128});
+  p.outputs.push_back(op("mul", {c, c}, DT::I8, DT::I8, {2}));  // wraps: 10000 % 256, 16384 % 256
+  nlohmann::json r = checker().ref.call({{"program", tgdiff::to_json(p)}, {"runs", 0}});
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  const nlohmann::json& o = r["outputs"];
+  EXPECT_EQ(o[0]["exact"], nlohmann::json({3, -3, -3, 3, INT32_MIN, 0}));
+  EXPECT_EQ(o[1]["exact"], nlohmann::json({2052.0}));
+  EXPECT_EQ(o[2]["exact"], nlohmann::json({nullptr, nullptr}));
+  EXPECT_EQ(o[3]["exact"], nlohmann::json({510}));
+  EXPECT_EQ(o[3]["dtype"], "uint32");
+  EXPECT_EQ(o[4]["exact"], nlohmann::json({1.5}));
+  EXPECT_EQ(o[5]["exact"], nlohmann::json({16, 0}));
+}
+
+// The comparison can fail: one element of tg's answer moved a little (floats by more than a few units of
+// roundoff, ints by 1, bools flipped) where NumPy's envelope is tight must be a mismatch.
+TEST(DiffHarness, CatchesAWrongElement) {
+  int mutated = 0;
+  for (uint64_t seed = 0; seed < 40; seed++) {
+    tgdiff::Program p = tgdiff::generate(seed);
+    nlohmann::json ref = checker().ref.call({{"program", tgdiff::to_json(p)}, {"runs", checker().runs}});
+    nlohmann::json got = checker().sandbox.run(p);
+    if (!ref["ok"].get<bool>() || !got["ok"].get<bool>() || tgdiff::compare(p, ref, got).kind != tgdiff::Verdict::Pass) continue;
+    for (size_t j = 0; j < p.outputs.size(); j++) {
+      const nlohmann::json &r = ref["outputs"][j];
+      tgdiff::DT d = p.nodes[static_cast<size_t>(p.outputs[j])].dtype;
+      for (size_t k = 0; k < r["exact"].size(); k++) {
+        const nlohmann::json& e = r["exact"][k];
+        if (e.is_null() || e.is_string() || r["lo"][k] != r["hi"][k]) continue;  // NaN, inf, or a wide envelope
+        nlohmann::json bad = got;
+        nlohmann::json& v = bad["outputs"][j]["data"][k];
+        if (d == tgdiff::DT::Bool) v = 1 - v.get<int64_t>();
+        else if (!tgdiff::is_float(d)) v = v.get<int64_t>() + 1;
+        else {
+          double rel = d == tgdiff::DT::F16 ? 1e-2 : d == tgdiff::DT::F32 ? 1e-5 : 1e-12;
+          v = v.get<double>() == 0 ? 1e-30 : v.get<double>() * (1 + rel);
+        }
+        EXPECT_EQ(tgdiff::compare(p, ref, bad).kind, tgdiff::Verdict::Mismatch) << "seed " << seed << ", output " << j << ", element " << k;
+        mutated++;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(mutated, 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, Diff, ::testing::Range(g_first, g_first + g_count),
+                         [](const ::testing::TestParamInfo<uint64_t>& i) { return "seed" + std::to_string(i.param); });
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // our flag first: the parameter generator above runs inside InitGoogleTest
+  for (int i = 1; i < argc; i++)
+    if (std::strncmp(argv[i], "--seeds=", 8) == 0) {
+      std::string s = argv[i] + 8;
+      size_t colon = s.find(':');
+      g_first = std::stoull(s.substr(0, colon));
+      if (colon != std::string::npos) g_count = std::stoull(s.substr(colon + 1));
+    }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
