@@ -126,6 +126,10 @@ TEST(ScheduleEmpty, EmptyBuffersAndPaddedEmptyViews) {
   GlobalCounters::reset();
   Tensor::empty({0, 4}).exp().realize();
   EXPECT_EQ(GlobalCounters::kernel_count, 0);
+  // found by the differential fuzz test: this used to recurse without end in View::merge_on_top
+  Tensor padded = Tensor::ones({5, 4}, dtypes::uint8).pad({{1, 0}, {1, 0}}, 3).shrink({{0, 6}, {5, 5}});
+  EXPECT_EQ(padded.shape(), (Shape{6, 0}));
+  EXPECT_TRUE(padded.tolist<int>().empty());
 }
 
 // Indices past the int32 range are out of range, not truncated to an in-range int32 value.

@@ -424,6 +424,12 @@ TEST(ShapeTracker, IndexBoundAndInt64Index) {
 // and the merge terminates.
 TEST(ShapeTracker, ZeroSizeOnTopOfPaddedViews) {
   ShapeTracker base = ShapeTracker::from_shape({3, 1}).pad({{1, 1}, {0, 2}}).permute({1, 0});  // (3,5)
+  // the views the differential fuzz test met (a padded constant under a zero-size view): this merge
+  // used to recurse without end
+  View bot = View::create({6, 5}, Shape{0, 0}, 0, Mask{{1, 6}, {1, 5}});
+  auto merged = bot.merge_on_top(View::create({6, 0}));
+  ASSERT_TRUE(merged.has_value());
+  EXPECT_EQ(merged->shape, (Shape{6, 0}));
   for (int64_t a = 0; a <= 5; a++) {
     ShapeTracker z = base.shrink({{0, 3}, {a, a}});
     EXPECT_EQ(z.size(), 0);
