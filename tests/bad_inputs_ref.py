@@ -146,6 +146,15 @@ def nan_maximum_second(): return torch.maximum(T([1.0, -inf]), T([nan, nan]))
 def nan_minimum_second(): return torch.minimum(T([1.0, inf]), T([nan, nan]))
 @case
 def nan_maximum_inf(): return torch.maximum(T([-inf, 1.0, inf]), T([0.0]))
+# a rounded 0 keeps the sign of its input (the reciprocal makes the sign visible: -inf vs inf)
+@case
+def nan_trunc_signed_zero(): return torch.reciprocal(torch.trunc(T([-0.5, 0.5, -0.0, 0.0, -2.5])))
+@case
+def nan_ceil_signed_zero(): return torch.reciprocal(torch.ceil(T([-0.5, 0.5, -0.0, -1.5])))
+@case
+def nan_floor_signed_zero(): return torch.reciprocal(torch.floor(T([-0.0, 0.5, -0.5, 1.5])))
+@case
+def nan_round_signed_zero(): return torch.reciprocal(torch.round(T([-0.4, 0.4, -0.5, 0.5, -1.5])))
 @case
 def nan_maximum_tie_grad():
     x = T([1.0, 2.0, 3.0], requires_grad=True)

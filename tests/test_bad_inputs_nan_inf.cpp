@@ -32,6 +32,10 @@ TEST(BadInputsNanInf, Minimum) { expect_ref(Tensor({1.f, kNan}).minimum(Tensor({
 TEST(BadInputsNanInf, MaximumNanSecond) { expect_ref(Tensor({1.f, -kInf}).maximum(Tensor({kNan, kNan})), nan_maximum_second); }
 TEST(BadInputsNanInf, MinimumNanSecond) { expect_ref(Tensor({1.f, kInf}).minimum(Tensor({kNan, kNan})), nan_minimum_second); }
 TEST(BadInputsNanInf, MaximumInf) { expect_ref(Tensor({-kInf, 1.f, kInf}).maximum(Tensor({0.f})), nan_maximum_inf); }
+TEST(BadInputsNanInf, TruncSignedZero) { expect_ref(Tensor({-0.5f, 0.5f, -0.f, 0.f, -2.5f}).trunc().reciprocal(), nan_trunc_signed_zero); }
+TEST(BadInputsNanInf, CeilSignedZero) { expect_ref(Tensor({-0.5f, 0.5f, -0.f, -1.5f}).ceil().reciprocal(), nan_ceil_signed_zero); }
+TEST(BadInputsNanInf, FloorSignedZero) { expect_ref(Tensor({-0.f, 0.5f, -0.5f, 1.5f}).floor().reciprocal(), nan_floor_signed_zero); }
+TEST(BadInputsNanInf, RoundSignedZero) { expect_ref(Tensor({-0.4f, 0.4f, -0.5f, 0.5f, -1.5f}).round().reciprocal(), nan_round_signed_zero); }
 TEST(BadInputsNanInf, MaximumTieGradient) {
   Tensor x = Tensor({1.f, 2.f, 3.f}).requires_grad_();
   x.maximum(Tensor({1.f, 3.f, 2.f})).sum().backward();

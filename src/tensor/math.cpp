@@ -137,13 +137,18 @@ Tensor Tensor::pow(const Tensor& exponent) const {
 
 // ---- rounding and clipping ----------------------------------------------------------------------
 
+namespace {
+// A rounded result of 0 keeps the sign of x, as torch's (-0.5).trunc() is -0.0: x * 0 is that zero.
+Tensor signed_zero(const Tensor& t, const Tensor& x) { return t.eq(scalar(t, 0)).where(x * 0.0, t); }
+}  // namespace
+
 Tensor Tensor::trunc() const {
   if (!dtype().is_float()) return *this;
   Tensor x = detach();
   DType it = dtype() == dtypes::float64 ? dtypes::int64 : dtypes::int32;
   // the int round trip only where it cannot overflow; larger values (and inf, NaN) are integral already
   Tensor t = (x.abs() < integral_limit(dtype())).where(x.cast(it).cast(dtype()), x);
-  return zero_grad(*this, t);
+  return zero_grad(*this, signed_zero(t, x));
 }
 Tensor Tensor::floor() const {
   if (!dtype().is_float()) return *this;
@@ -153,7 +158,7 @@ Tensor Tensor::floor() const {
 Tensor Tensor::ceil() const {
   if (!dtype().is_float()) return *this;
   Tensor x = detach(), t = x.trunc();
-  return zero_grad(*this, x.gt(t).where(t + 1.0, t));
+  return zero_grad(*this, signed_zero(x.gt(t).where(t + 1.0, t), x));
 }
 Tensor Tensor::round() const {
   if (!dtype().is_float()) return *this;
@@ -162,7 +167,7 @@ Tensor Tensor::round() const {
   Tensor odd = half_f.ne(half_f.floor());
   // ties go to the even neighbour
   Tensor up = frac.gt(scalar(frac, 0.5)).logical_or(frac.eq(scalar(frac, 0.5)).logical_and(odd));
-  return zero_grad(*this, up.where(f + 1.0, f));
+  return zero_grad(*this, signed_zero(up.where(f + 1.0, f), x));
 }
 
 Tensor Tensor::clip(std::optional<double> min, std::optional<double> max) const {
