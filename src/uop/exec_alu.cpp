@@ -93,8 +93,9 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
     case Ops::NEG: r.i = static_cast<int64_t>(0 - ua); break;
     case Ops::ADD: r.i = static_cast<int64_t>(ua + ub); break;
     case Ops::MUL: r.i = static_cast<int64_t>(ua * ub); break;
+    // the README's semantics: x/0 == x%0 == 0, MIN/-1 == MIN (wraps), MIN%-1 == 0, truncation
     case Ops::IDIV:
-      if (b == 0) r.i = 0;  // C: undefined; we never fold it into a trap
+      if (b == 0) r.i = 0;
       else if (u) r.i = static_cast<int64_t>(ua / ub);
       else r.i = (a == INT64_MIN && b == -1) ? a : a / b;
       break;
@@ -109,8 +110,12 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
     case Ops::XOR: r.i = a ^ b; break;
     case Ops::OR: r.i = a | b; break;
     case Ops::AND: r.i = a & b; break;
-    case Ops::SHL: r.i = static_cast<int64_t>(ua << (ub & 63)); break;
-    case Ops::SHR: r.i = u ? static_cast<int64_t>(ua >> (ub & 63)) : a >> (ub & 63); break;
+    // a count outside [0, bits) shifts every bit out: 0, or -1 for SHR of a negative signed value
+    case Ops::SHL: r.i = ub < static_cast<uint64_t>(sdt.itemsize() * 8) ? static_cast<int64_t>(ua << ub) : 0; break;
+    case Ops::SHR:
+      if (ub < static_cast<uint64_t>(sdt.itemsize() * 8)) r.i = u ? static_cast<int64_t>(ua >> ub) : a >> ub;
+      else r.i = (!u && a < 0) ? -1 : 0;
+      break;
     default: TG_ASSERT(false, "exec_alu: ", op_name(op), " on ", sdt.name());
   }
   r.i = wrap(r.i, dt);
