@@ -110,7 +110,8 @@ uint16_t float_to_half(float f) {
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
   int exp = static_cast<int>((x >> 23) & 0xff);
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf / nan
+  // NaN stays NaN: quieted, the payload's top bits kept (as F16C, libgcc and the kernels do)
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
   int e = exp - 127 + 15;
   if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);                        // overflow -> inf
   if (e <= 0) {                                                                        // subnormal or zero
@@ -129,7 +130,7 @@ uint16_t float_to_half(float f) {
 
 float half_to_float(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
-  if (exp == 0x1f) x = sign | 0x7f800000u | (mant << 13);
+  if (exp == 0x1f) x = sign | 0x7f800000u | (mant ? 0x400000u | (mant << 13) : 0u);  // NaN quieted
   else if (exp == 0) {
     if (mant == 0) x = sign;
     else {  // subnormal: normalize
