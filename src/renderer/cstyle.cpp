@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "renderer/renderer.h"
 #include "tg/error.h"
@@ -140,6 +141,7 @@ std::string shift_expr(const UOp& u, const std::string& a, const std::string& b)
   std::string shifted = u.op == Ops::SHL ? "((" + t + ")((" + ut + ")" + a + "<<" + b + "))" : "(" + a + ">>" + b + ")";
   if (in_range) return shifted;
   std::string beyond = u.op == Ops::SHL || u.dtype.is_unsigned() ? "0" : "-(" + a + "<0)";
+  if (n.op == Ops::CONST) return "(" + beyond + ")";  // a constant count out of range
   return "((unsigned long long)" + b + "<" + std::to_string(bits) + "ull?" + shifted + ":" + beyond + ")";
 }
 
@@ -156,6 +158,9 @@ class CPURenderer final : public Renderer {
     int counter = 0;
     bool gidx_loop = false;
     std::vector<int64_t> global_size{1};
+    std::unordered_set<const UOp*> stored;  // buffers written to; the others are const
+    for (auto& u : uops)
+      if (u->op == Ops::STORE) stored.insert(u->src[0]->src[0].get());
     auto fresh = [&](const char* prefix) { return prefix + std::to_string(counter++); };
     auto decl = [&](const UOpPtr& u, const char* prefix, const std::string& expr) {
       std::string n = fresh(prefix);
@@ -167,9 +172,8 @@ class CPURenderer final : public Renderer {
       switch (u->op) {
         case Ops::DEFINE_GLOBAL: {
           int64_t i = std::get<int64_t>(u->arg);
-          std::string n = "data" + std::to_string(i), t = storage_type(u->dtype);
-          body << ind << (i == 0 ? "" : "const ") << t << "* restrict " << n << " = (" << (i == 0 ? "" : "const ") << t
-               << "*)bufs[" << i << "];\n";
+          std::string n = "data" + std::to_string(i), t = (stored.count(u.get()) ? "" : "const ") + storage_type(u->dtype);
+          body << ind << t << "* restrict " << n << " = (" << t << "*)bufs[" << i << "];\n";
           r[u.get()] = n;
           break;
         }
