@@ -216,8 +216,8 @@ class CPUProgram final : public Program {
     }
     if (!handle_) {
       const char* e = ::dlerror();
-      TG_ERROR("CPU: cannot load the compiled kernel '", name, "': ", e ? e : "unknown dlopen error",
-               " (TMPDIR must allow executable mappings)");
+      TG_ERROR("CPU: cannot load the compiled kernel '", name, "' (from a file in TMPDIR=", tmpdir(), "): ",
+               e ? e : "unknown dlopen error");
     }
     ::dlerror();
     void* sym = ::dlsym(handle_, name.c_str());
