@@ -1,5 +1,6 @@
 // The C-style renderer: one SSA statement per UOp, so no expression nests deeper than a few ops.
 // The CPU dialect (below) is C for the system compiler with the ABI described in renderer.h.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -56,7 +57,18 @@ const char* c_half_conversions(bool native) { return native ? kHalfNative : kHal
 
 namespace {
 
+// Float -> integer casts as exec_alu defines them (C leaves out-of-range values undefined): truncate,
+// NaN is 0, saturate to the int64 range (uint64: its own), then wrap to the width of the type.
+constexpr const char* kFloatToInt = R"(static inline long long tg_f2i(double x) {
+  return x != x ? 0 : x < -9223372036854775808.0 ? (-9223372036854775807ll-1) : x > 9223372036854774784.0 ? 9223372036854774784ll : (long long)x;
+}
+static inline unsigned long long tg_f2u(double x) {
+  return x != x || x < 0.0 ? 0ull : x > 18446744073709549568.0 ? 18446744073709549568ull : (unsigned long long)x;
+}
+)";
+
 bool is_half(DType d) { return d.scalar == Scalar::Float16; }
+bool is_float_to_int(const UOp& u) { return u.op == Ops::CAST && u.src[0]->dtype.is_float() && u.dtype.is_int(); }
 
 // The C type of a value of `d` (float16 values are floats, see above).
 std::string ctype(DType d) { return is_half(d) ? "float" : d.c_name(); }
@@ -240,6 +252,7 @@ class CPURenderer final : public Renderer {
     std::ostringstream src;
     src << "// " << name << "\n";
     if (uses_half(uops)) src << c_half_conversions(native_half());
+    if (std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return is_float_to_int(*u); })) src << kFloatToInt;
     src << "void " << name << "(void** restrict bufs, const long long* restrict vals, long long gstart, long long gend) {\n";
     src << "  (void)bufs; (void)vals; (void)gstart; (void)gend;\n";
     src << body.str() << "}\n";
@@ -294,6 +307,7 @@ class CPURenderer final : public Renderer {
       case Ops::SQRT: return math("sqrt", s(0), dt);
       case Ops::WHERE: return "(" + s(0) + "?" + s(1) + ":" + s(2) + ")";
       case Ops::CAST:  // to half through float (as exec_alu), then rounded by alu_expr
+        if (is_float_to_int(u)) return "((" + ctype(dt) + ")" + (dt.scalar == Scalar::UInt64 ? "tg_f2u(" : "tg_f2i(") + s(0) + "))";
         return "((" + ctype(dt) + ")" + s(0) + ")";
       default: TG_ASSERT(false, "CPU renderer: not an ALU op: ", op_name(u.op));
     }
