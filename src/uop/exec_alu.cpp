@@ -43,6 +43,8 @@ Value cast_value(Value v, DType from, DType to) {
   Value r;
   if (to.is_float()) {
     if (from.is_float()) r.f = v.f;
+    // an integer rounds once, straight to float as C's (float)x does (through double could round twice)
+    else if (to.scalar != Scalar::Float64) r.f = from.is_unsigned() ? static_cast<float>(static_cast<uint64_t>(v.i)) : static_cast<float>(v.i);
     else r.f = from.is_unsigned() ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i);
     r.f = round_float(r.f, to);
   } else if (to.is_bool()) {
