@@ -1,6 +1,7 @@
 // Dtype semantics of compiled kernels: float16 (storage, conversions, arithmetic) against NumPy and the
 // same on every kernel compiler and target; integer division, modulo and shifts (the README's
-// "Semantics") against a 128-bit reference, in kernels and in constant folding; 64-bit loop variables.
+// "Semantics") against a 128-bit reference, in kernels and in constant folding; float -> int casts;
+// 64-bit loop variables.
 //
 // Every suite here has "Dtype" in its name: scripts/test.sh runs them again with kernels compiled for
 // CPU_TARGET=x86-64 by CC=gcc and by CC=clang, so a newer CPU cannot hide a dtype bug.
@@ -441,6 +442,58 @@ TEST(DtypeIntSemantics, IntegerArithmeticWraps) {
   EXPECT_EQ((-Tensor({mn})).tolist<int>(), (std::vector<int>{mn}));
   // uint16 * uint16 is an int multiplication in C, which overflows int: wraps to the low 16 bits
   EXPECT_EQ((Tensor(std::vector<uint16_t>{65535}, {1}) * Tensor(std::vector<uint16_t>{65535}, {1})).tolist<uint16_t>(), (std::vector<uint16_t>{1}));
+}
+
+// ---- casts ------------------------------------------------------------------------------------------
+
+namespace {
+
+// Float -> integer as exec_alu defines it: truncate, NaN -> 0, saturate to int64 (uint64: to its own
+// range), then wrap to the width. Written out here independently.
+template <class T> T float_to_int_spec(double x) {
+  if (std::isnan(x)) return 0;
+  double t = std::trunc(x);
+  if (std::is_same_v<T, uint64_t>) return static_cast<T>(t <= 0 ? 0 : t >= 18446744073709549568.0 ? 18446744073709549568ull : static_cast<uint64_t>(t));
+  int64_t i = t <= -9223372036854775808.0 ? std::numeric_limits<int64_t>::min() : t >= 9223372036854774784.0 ? 9223372036854774784ll : static_cast<int64_t>(t);
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(i)));
+}
+
+template <class T> void check_float_to_int() {
+  const std::vector<float> xs = {3.9f, -3.9f, 1e10f, -1e10f, NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 300.5f, -1.f, 2147483520.f, 2147483648.f, 0.f};
+  std::vector<T> kernel = Tensor(xs, {static_cast<int64_t>(xs.size())}).cast(dtype_of<T>()).template tolist<T>();
+  for (size_t i = 0; i < xs.size(); i++) {
+    T want = float_to_int_spec<T>(xs[i]);
+    EXPECT_EQ(+kernel[i], +want) << dtype_of<T>().name() << " kernel: " << xs[i];
+    T fold = Tensor::full({1}, xs[i], dtypes::float32).cast(dtype_of<T>()).template item<T>();
+    EXPECT_EQ(+fold, +want) << dtype_of<T>().name() << " folded: " << xs[i];
+  }
+}
+
+}  // namespace
+
+TEST(DtypeCast, FloatToIntOutOfRangeAndNanAsFolding) {
+  // kernels used to leave this to C (undefined; x86 gives INT_MIN) while folding saturated
+  check_float_to_int<int8_t>();
+  check_float_to_int<uint8_t>();
+  check_float_to_int<int16_t>();
+  check_float_to_int<uint16_t>();
+  check_float_to_int<int32_t>();
+  check_float_to_int<uint32_t>();
+  check_float_to_int<int64_t>();
+  check_float_to_int<uint64_t>();
+  // by hand, for int32: wrap of the int64 value
+  EXPECT_EQ(Tensor({1e10f, -1e10f, NAN, 3.9f, -3.9f}).cast(dtypes::int32).tolist<int>(), (std::vector<int>{1410065408, -1410065408, 0, 3, -3}));
+  EXPECT_EQ(Tensor({-1.f, 300.5f}).cast(dtypes::uint8).tolist<uint8_t>(), (std::vector<uint8_t>{255, 44}));
+}
+
+TEST(DtypeCast, Int64ToFloatRoundsOnce) {
+  // 2^60 + 2^36 + 1 is above the midpoint between two floats: C's (float)x rounds up. Through double
+  // (2^60 + 2^36 exactly, a tie) it would round to even, down.
+  const int64_t x = (int64_t{1} << 60) + (int64_t{1} << 36) + 1;
+  const float want = 1152921642293837824.f;  // 2^60 + 2^37
+  EXPECT_EQ(Tensor(std::vector<int64_t>{x}, {1}).cast(dtypes::float32).item<float>(), want);
+  Tensor folded = Tensor::full({1}, static_cast<double>(int64_t{1} << 60), dtypes::int64) + Tensor::full({1}, static_cast<double>((int64_t{1} << 36) + 1), dtypes::int64);
+  EXPECT_EQ(folded.cast(dtypes::float32).item<float>(), want);
 }
 
 // ---- 64-bit loop variables ---------------------------------------------------------------------------
