@@ -11,7 +11,6 @@
 
 #include "tg/error.h"
 #include "tg/helpers.h"
-#include "uop/exec_alu.h"
 
 namespace tg {
 
@@ -178,8 +177,8 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
 UOpPtr UOp::cnst(DType dt, double v) {
   if (dt.is_float()) return make(Ops::CONST, dt, {}, v);
   if (dt.is_bool()) return make(Ops::CONST, dt, {}, static_cast<int64_t>(v != 0));
-  // a double becomes an integer constant as a kernel's cast would make it (exec_alu's one definition)
-  return make(Ops::CONST, dt, {}, cast_value(Value{0, v}, dtypes::float64, dt).i);
+  if (std::isnan(v)) v = 0;
+  return make(Ops::CONST, dt, {}, static_cast<int64_t>(std::clamp(v, -9.2e18, 9.2e18)));
 }
 UOpPtr UOp::cnst_int(DType dt, int64_t v) {
   if (dt.is_float()) return make(Ops::CONST, dt, {}, static_cast<double>(v));
