@@ -111,8 +111,6 @@ CPUOptions CPUOptions::from_env() {
 
 namespace {
 
-class CPUProgram;
-
 class CPUCompiler final : public Compiler {
  public:
   explicit CPUCompiler(const CPUOptions& o)
