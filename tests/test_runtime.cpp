@@ -9,6 +9,7 @@
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 
 #include "runtime/device.h"
 #include "runtime/thread_pool.h"
@@ -55,12 +56,27 @@ struct CountingCompiler : Compiler {
 };
 
 const char* kAdd = R"(
-void add(void** bufs, const long long* vals, int gstart, int gend) {
+void add(void** bufs, const long long* vals, long long gstart, long long gend) {
   float* c = (float*)bufs[0]; const float* a = (const float*)bufs[1]; const float* b = (const float*)bufs[2];
   (void)vals;
-  for (int i = gstart; i < gend; i++) c[i] = a[i] + b[i];
+  for (long long i = gstart; i < gend; i++) c[i] = a[i] + b[i];
 }
 )";
+
+// Records which slice [gstart, gend) computed each element: out[i] = gstart.
+const char* kWhoRan = R"(
+void who_ran(void** bufs, const long long* vals, long long gstart, long long gend) {
+  (void)vals;
+  for (long long i = gstart; i < gend; i++) ((long long*)bufs[0])[i] = gstart;
+}
+)";
+
+// Open file descriptors of this process.
+size_t open_fds() {
+  size_t n = 0;
+  for (auto& e : fs::directory_iterator("/proc/self/fd")) { (void)e; n++; }
+  return n;
+}
 
 }  // namespace
 
@@ -224,11 +240,62 @@ TEST(CPUProgram, AddSplitOverThreads) {
   a.copyin(ha.data());
   b.copyin(hb.data());
   c.allocate();
+  // wait=true: the launch's own duration, so more than nothing and at most what the caller saw
+  double before = now_s();
   double t = (*prg)({c.ptr(), a.ptr(), b.ptr()}, {}, {static_cast<int64_t>(n)}, {}, true);
-  EXPECT_GE(t, 0.0);
+  double outside = now_s() - before;
+  EXPECT_GT(t, 0.0);
+  EXPECT_LE(t, outside);
   c.copyout(hc.data());
   for (size_t i = 0; i < n; i++) ASSERT_EQ(hc[i], ha[i] + hb[i]) << i;
   EXPECT_EQ((*prg)({c.ptr(), a.ptr(), b.ptr()}, {}, {static_cast<int64_t>(n)}, {}, false), 0.0);
+
+  // the launch really is split: one contiguous slice per pool thread, together exactly [0, n)
+  auto who = cpu.program("who_ran", cpu.compiler().compile_cached(kWhoRan));
+  std::vector<long long> starts(n, -1);
+  (*who)({starts.data()}, {}, {static_cast<int64_t>(n)}, {}, true);
+  int slices = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || starts[i] != starts[i - 1]) {  // a slice begins here, and must say so
+      ASSERT_EQ(starts[i], static_cast<long long>(i));
+      slices++;
+    }
+  EXPECT_EQ(slices, ThreadPool::global().size());
+}
+
+TEST(CPUProgram, GlobalSizeBeyondInt32) {
+  // The ABI's gstart/gend are 64-bit: a launch of 2^32 + 5 iterations reaches every slice intact. The
+  // kernel only adds up the slice lengths and notes the last end, so it costs nothing per iteration.
+  const char* src = R"(
+void span(void** bufs, const long long* vals, long long gstart, long long gend) {
+  long long* out = (long long*)bufs[0];
+  __atomic_fetch_add(&out[0], gend - gstart, __ATOMIC_RELAXED);
+  if (gend == vals[0]) out[1] = gend;
+}
+)";
+  Compiled& cpu = Device::get("CPU");
+  auto prg = cpu.program("span", cpu.compiler().compile_cached(src));
+  const int64_t n = (int64_t{1} << 32) + 5;
+  std::vector<long long> out{0, 0};
+  (*prg)({out.data()}, {n}, {n}, {}, true);
+  EXPECT_EQ(out[0], n);
+  EXPECT_EQ(out[1], n);
+}
+
+TEST(CPUProgram, LoadedKernelsHoldNoFileDescriptor) {
+  Compiled& cpu = Device::get("CPU");
+  std::string lib = cpu.compiler().compile_cached(kAdd);
+  std::vector<std::unique_ptr<Program>> prgs;
+  prgs.push_back(cpu.program("add", lib));  // first load: whatever the loader opens once is open now
+  size_t before = open_fds();
+  for (int k = 0; k < 50; k++) prgs.push_back(cpu.program("add", lib));
+  EXPECT_EQ(open_fds(), before);
+  std::vector<float> x{1, 2}, y{3, 4}, z(2);
+  for (auto& p : prgs) {
+    z = {0, 0};
+    (*p)({z.data(), x.data(), y.data()}, {}, {2}, {}, false);
+    ASSERT_EQ(z, (std::vector<float>{4, 6}));
+  }
 }
 
 TEST(CPUProgram, SmallWorkHintRunsInline) {
@@ -242,9 +309,9 @@ TEST(CPUProgram, SmallWorkHintRunsInline) {
 
 TEST(CPUProgram, Vals) {
   const char* src = R"(
-void axpb(void** bufs, const long long* vals, int gstart, int gend) {
+void axpb(void** bufs, const long long* vals, long long gstart, long long gend) {
   long long* out = (long long*)bufs[0];
-  for (int i = gstart; i < gend; i++) out[i] = vals[0] * i + vals[1];
+  for (long long i = gstart; i < gend; i++) out[i] = vals[0] * i + vals[1];
 }
 )";
   Compiled& cpu = Device::get("CPU");
@@ -262,7 +329,7 @@ TEST(CPUProgram, ManyProgramsLoadedAtOnceStayDistinct) {
   Compiled& cpu = Device::get("CPU");
   std::vector<std::unique_ptr<Program>> prgs;
   for (int k = 0; k < 3; k++) {
-    std::string src = "void f(void** b, const long long* v, int s, int e) { (void)v; for (int i = s; i < e; i++) ((int*)b[0])[i] = " +
+    std::string src = "void f(void** b, const long long* v, long long s, long long e) { (void)v; for (long long i = s; i < e; i++) ((int*)b[0])[i] = " +
                       std::to_string(k) + "; }\n";
     prgs.push_back(cpu.program("f", cpu.compiler().compile(src)));
   }
@@ -276,7 +343,7 @@ TEST(CPUProgram, ManyProgramsLoadedAtOnceStayDistinct) {
 TEST(CPUProgram, ReloadAfterUnloadGetsTheNewLibrary) {
   Compiled& cpu = Device::get("CPU");
   for (int k = 0; k < 3; k++) {
-    std::string src = "void g(void** b, const long long* v, int s, int e) { (void)v; (void)s; (void)e; *(int*)b[0] = " +
+    std::string src = "void g(void** b, const long long* v, long long s, long long e) { (void)v; (void)s; (void)e; *(int*)b[0] = " +
                       std::to_string(10 + k) + "; }\n";
     auto prg = cpu.program("g", cpu.compiler().compile(src));
     int x = -1;
@@ -404,4 +471,8 @@ TEST(ThreadPool, NestedCallsRunSerially) {
   EXPECT_EQ(total.load(), 60);
 }
 
-TEST(ThreadPool, GlobalPoolSize) { EXPECT_GE(ThreadPool::global().size(), 1); }
+TEST(ThreadPool, GlobalPoolSize) {
+  // env THREADS when set, else one thread per hardware thread
+  int want = getenv("THREADS", static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_EQ(ThreadPool::global().size(), std::max(want, 1));
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <list>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -50,10 +51,21 @@ double BufferCopy::exec(const std::vector<Buffer*>& bufs, bool wait) {
 }
 
 namespace {
+// Compiled runners by (device, AST), least recently used first out. An evicted runner's program is
+// unloaded once no schedule holds the runner any more.
 struct MethodCache {
+  using Key = std::pair<std::string, const UOp*>;
+  struct Entry { Key key; UOpPtr ast; std::shared_ptr<CompiledRunner> runner; };  // ast keeps the key's node alive
   std::mutex mu;
-  std::map<std::pair<std::string, const UOp*>, std::pair<UOpPtr, std::shared_ptr<CompiledRunner>>> runners;
-  std::map<std::string, int> name_counts;  // "r_4" seen twice -> the second is "r_4n1"
+  size_t capacity = 1024;
+  std::list<Entry> lru;  // most recently used first
+  std::map<Key, std::list<Entry>::iterator> index;
+  void evict() {
+    while (lru.size() > capacity) {
+      index.erase(lru.back().key);
+      lru.pop_back();
+    }
+  }
 };
 MethodCache& method_cache() {
   static MethodCache* c = new MethodCache();  // outlives static destruction: runners hold device programs
@@ -68,22 +80,39 @@ template <class F> auto timed_stage(const char* stage, const std::string& name, 
 }
 }  // namespace
 
+size_t method_cache_size() {
+  MethodCache& mc = method_cache();
+  std::lock_guard<std::mutex> lock(mc.mu);
+  return mc.lru.size();
+}
+
+size_t set_method_cache_capacity(size_t n) {
+  TG_CHECK(n >= 1, "set_method_cache_capacity: the method cache needs room for at least one kernel");
+  MethodCache& mc = method_cache();
+  std::lock_guard<std::mutex> lock(mc.mu);
+  size_t old = mc.capacity;
+  mc.capacity = n;
+  mc.evict();
+  return old;
+}
+
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast) {
   MethodCache& mc = method_cache();
+  MethodCache::Key key{device, ast.get()};
   {
     std::lock_guard<std::mutex> lock(mc.mu);
-    if (auto it = mc.runners.find({device, ast.get()}); it != mc.runners.end()) return it->second.second;
+    if (auto it = mc.index.find(key); it != mc.index.end()) {
+      mc.lru.splice(mc.lru.begin(), mc.lru, it->second);
+      return it->second->runner;
+    }
   }
   Compiled& dev = Device::get(device);
   const Renderer& ren = dev.renderer();
   if (DEBUG >= 5) std::printf("%s\n", ast->str().c_str());
   Kernel k(ast, ren);
+  // The name comes from the AST alone (not from which kernels came first), so the same AST renders
+  // the same source in every process and the compiler's disk cache hits.
   std::string name = k.name();
-  {
-    std::lock_guard<std::mutex> lock(mc.mu);
-    int n = mc.name_counts[name]++;
-    if (n) name += "n" + std::to_string(n);
-  }
   auto uops = timed_stage("linearize", name, [&] { return k.linearize(); });
   if (DEBUG >= 5)
     for (size_t i = 0; i < uops.size(); i++) std::printf("%4zu %-14s %-10s %s\n", i, op_name(uops[i]->op), uops[i]->dtype.name().c_str(), arg_str(uops[i]->arg).c_str());
@@ -98,7 +127,11 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpP
   runner->mem_estimate = k.estimate_mem();
   runner->program->set_work_hint(runner->op_estimate);
   std::lock_guard<std::mutex> lock(mc.mu);
-  return mc.runners.emplace(std::make_pair(device, ast.get()), std::make_pair(ast, runner)).first->second.second;
+  if (auto it = mc.index.find(key); it != mc.index.end()) return it->second->runner;  // built meanwhile by another caller
+  mc.lru.push_front({key, ast, runner});
+  mc.index.emplace(key, mc.lru.begin());
+  mc.evict();
+  return runner;
 }
 
 // ---- the command queue ----------------------------------------------------------------------------
@@ -237,6 +270,16 @@ void CommandQueue::operator()(std::vector<std::string>* trace) {
 void run_schedule(std::vector<ScheduleItem> schedule) {
   CommandQueue queue(std::move(schedule));
   queue();
+}
+
+std::recursive_mutex& realize_lock() {
+  static std::recursive_mutex* mu = new std::recursive_mutex();  // usable until the very end of the process
+  return *mu;
+}
+
+void realize_lazy(const std::vector<LBPtr>& outs) {
+  std::lock_guard<std::recursive_mutex> lock(realize_lock());
+  run_schedule(create_schedule(outs));
 }
 
 }  // namespace tg

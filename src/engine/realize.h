@@ -1,12 +1,13 @@
 // Lowering ScheduleItems to runners and running them through per-device CommandQueues (seeds 000, 004).
 //
 // A kernel ScheduleItem becomes a CompiledRunner: Kernel -> linearize -> render -> compile -> load,
-// cached by (device, AST) so the same kernel is built once per process (and compiled once per machine,
-// through the compiler's disk cache). COPY becomes a BufferCopy. run_schedule() puts the items on
-// per-device queues with SyncItem/WaitItem between devices and runs them round-robin, never ahead of
-// a dependency, always in the same order.
+// cached by (device, AST) in a bounded method cache, so a kernel is built once per process (and compiled
+// once per machine, through the compiler's disk cache). COPY becomes a BufferCopy. run_schedule() puts
+// the items on per-device queues with SyncItem/WaitItem between devices and runs them round-robin,
+// never ahead of a dependency, always in the same order.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
@@ -35,8 +36,13 @@ struct BufferCopy final : Runner {
   double exec(const std::vector<Buffer*>& bufs, bool wait) override;
 };
 
-// The compiled runner for a kernel AST on `device` (from the method cache when seen before).
+// The compiled runner for a kernel AST on `device` (from the method cache when seen before). The
+// kernel's name and source depend on the AST only, so the compiler's disk cache hits across processes.
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast);
+// The method cache keeps the most recently used runners, at most the capacity (default 1024); the
+// least recently used is evicted and its program unloaded. set_ returns the previous capacity.
+size_t method_cache_size();
+size_t set_method_cache_capacity(size_t n);
 
 // What run_schedule puts on the queues.
 struct SyncItem { std::string device; int waiters = 0; };
@@ -57,5 +63,13 @@ class CommandQueue {
 };
 
 void run_schedule(std::vector<ScheduleItem> schedule);
+
+// The engine's entry point (Tensor::realize and corealize call it): schedules and runs everything
+// `outs` need. Safe to call from several threads: one process-wide lock, realize_lock(), covers
+// schedule and run, because scheduling reads and rewrites the lazy graph (realized buffers drop their
+// sources) that graphs built in other threads may share. Building graphs needs no lock. The lock is
+// recursive, so code running under it may realize again.
+void realize_lazy(const std::vector<LBPtr>& outs);
+std::recursive_mutex& realize_lock();
 
 }  // namespace tg

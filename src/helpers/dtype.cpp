@@ -65,21 +65,29 @@ DType from_name(const std::string& name) {
 }  // namespace dtypes
 
 // The promotion lattice: each dtype's direct parents. least_upper_dtype is the smallest common ancestor.
+// The ancestor sets are computed once, at first use (thread-safe: graphs are built from several threads).
 static const std::set<Scalar>& ancestors(Scalar s) {
-  static std::map<Scalar, std::set<Scalar>> memo;
-  static const std::map<Scalar, std::vector<Scalar>> parents = {
-      {Scalar::Bool, {Scalar::Int8, Scalar::UInt8}},       {Scalar::Int8, {Scalar::Int16}},
-      {Scalar::Int16, {Scalar::Int32}},                    {Scalar::Int32, {Scalar::Int64}},
-      {Scalar::Int64, {Scalar::Float16}},                  {Scalar::UInt8, {Scalar::Int16, Scalar::UInt16}},
-      {Scalar::UInt16, {Scalar::Int32, Scalar::UInt32}},   {Scalar::UInt32, {Scalar::Int64, Scalar::UInt64}},
-      {Scalar::UInt64, {Scalar::Float16}},                 {Scalar::Float16, {Scalar::Float32}},
-      {Scalar::Float32, {Scalar::Float64}},                {Scalar::Float64, {}},
-  };
-  if (auto it = memo.find(s); it != memo.end()) return it->second;
-  std::set<Scalar> r{s};
-  if (auto it = parents.find(s); it != parents.end())
-    for (Scalar p : it->second) { auto& a = ancestors(p); r.insert(a.begin(), a.end()); }
-  return memo[s] = r;
+  static const std::map<Scalar, std::set<Scalar>> table = [] {
+    const std::map<Scalar, std::vector<Scalar>> parents = {
+        {Scalar::Bool, {Scalar::Int8, Scalar::UInt8}},       {Scalar::Int8, {Scalar::Int16}},
+        {Scalar::Int16, {Scalar::Int32}},                    {Scalar::Int32, {Scalar::Int64}},
+        {Scalar::Int64, {Scalar::Float16}},                  {Scalar::UInt8, {Scalar::Int16, Scalar::UInt16}},
+        {Scalar::UInt16, {Scalar::Int32, Scalar::UInt32}},   {Scalar::UInt32, {Scalar::Int64, Scalar::UInt64}},
+        {Scalar::UInt64, {Scalar::Float16}},                 {Scalar::Float16, {Scalar::Float32}},
+        {Scalar::Float32, {Scalar::Float64}},                {Scalar::Float64, {}},
+        {Scalar::Void, {}},
+    };
+    std::map<Scalar, std::set<Scalar>> t;
+    // parents come later in the enum, so walking it backwards finds every parent's set complete
+    for (int i = static_cast<int>(Scalar::Float64); i >= 0; i--) {
+      Scalar c = static_cast<Scalar>(i);
+      std::set<Scalar> r{c};
+      for (Scalar p : parents.at(c)) r.insert(t.at(p).begin(), t.at(p).end());
+      t[c] = std::move(r);
+    }
+    return t;
+  }();
+  return table.at(s);
 }
 
 DType least_upper_dtype(const std::vector<DType>& ds) {
@@ -102,7 +110,8 @@ uint16_t float_to_half(float f) {
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
   int exp = static_cast<int>((x >> 23) & 0xff);
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf / nan
+  // NaN stays NaN: quieted, the payload's top bits kept (as F16C, libgcc and the kernels do)
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
   int e = exp - 127 + 15;
   if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);                        // overflow -> inf
   if (e <= 0) {                                                                        // subnormal or zero
@@ -121,7 +130,7 @@ uint16_t float_to_half(float f) {
 
 float half_to_float(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
-  if (exp == 0x1f) x = sign | 0x7f800000u | (mant << 13);
+  if (exp == 0x1f) x = sign | 0x7f800000u | (mant ? 0x400000u | (mant << 13) : 0u);  // NaN quieted
   else if (exp == 0) {
     if (mant == 0) x = sign;
     else {  // subnormal: normalize

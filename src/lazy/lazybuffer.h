@@ -5,6 +5,7 @@
 // scheduler has run its kernel, a concrete buffer drops its srcs and is realized() (seed 003): the next
 // schedule stops there.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,7 +64,9 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   Arg arg;
   std::vector<LBPtr> srcs;
   std::shared_ptr<Buffer> buffer;
-  mutable bool forced_realize = false;  // a scheduling hint set by contiguous(), not a value change
+  // A scheduling hint set by contiguous(), not a value change; atomic: set while building a graph, which
+  // another thread may be scheduling.
+  mutable std::atomic<bool> forced_realize{false};
 
   LazyBuffer(std::string device, ShapeTracker st, DType dtype, LBPtr base);
   ~LazyBuffer();  // iterative: a graph of any depth is dropped without deep recursion

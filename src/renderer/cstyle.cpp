@@ -1,9 +1,11 @@
-// The C-style renderer: one SSA statement per UOp, so no expression nests deeper than one op.
+// The C-style renderer: one SSA statement per UOp, so no expression nests deeper than a few ops.
 // The CPU dialect (below) is C for the system compiler with the ABI described in renderer.h.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "renderer/renderer.h"
 #include "tg/error.h"
@@ -13,19 +15,76 @@ namespace tg {
 
 namespace {
 
-std::string float_literal(double v, DType dt) {
-  const char* suffix = dt.scalar == Scalar::Float64 ? "" : "f";
-  std::string body;
-  if (std::isnan(v)) body = dt.scalar == Scalar::Float64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
-  else if (std::isinf(v)) body = std::string(v < 0 ? "-" : "") + (dt.scalar == Scalar::Float64 ? "__builtin_inf()" : "__builtin_inff()");
-  else {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, dt.scalar == Scalar::Float64 ? "%.17g" : "%.9g", v);
-    body = buf;
-    if (body.find_first_of(".e") == std::string::npos) body += ".0";
-    body += suffix;
+// float16 values live in `float` variables that always hold a value exactly representable in half:
+// loads widen, every op that can leave the half grid rounds back (tg_rh), stores narrow. Because float
+// carries more than 2*11+2 significand bits, rounding a float result of + - * / sqrt to half gives the
+// correctly rounded half result, i.e. exactly IEEE binary16 arithmetic, on any CPU. Only the
+// conversions depend on the target: _Float16 when the compiler supports it there, else the portable C
+// below (round to nearest even; NaN quieted with its payload's top bits kept, as x86's F16C and
+// libgcc do), which gives the same bits.
+constexpr const char* kHalfNative = R"(static inline float tg_h2f(unsigned short h) { _Float16 f; __builtin_memcpy(&f, &h, 2); return (float)f; }
+static inline unsigned short tg_f2h(float x) { _Float16 f = (_Float16)x; unsigned short h; __builtin_memcpy(&h, &f, 2); return h; }
+static inline float tg_rh(float x) { return (float)(_Float16)x; }
+)";
+
+constexpr const char* kHalfPortable = R"(static inline float tg_h2f(unsigned short h) {
+  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, b;
+  if (e == 0x1fu) b = s | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u);
+  else if (e) b = s | ((e + 112u) << 23) | (m << 13);
+  else if (!m) b = s;
+  else { e = 113u; while (!(m & 0x400u)) { m <<= 1; e--; } b = s | (e << 23) | ((m & 0x3ffu) << 13); }
+  float f; __builtin_memcpy(&f, &b, 4); return f;
+}
+static inline unsigned short tg_f2h(float x) {
+  unsigned int b; __builtin_memcpy(&b, &x, 4);
+  unsigned int s = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
+  if (a < 0x38800000u) {
+    if (a < 0x33000000u) return (unsigned short)s;
+    unsigned int sh = 126u - (a >> 23), m = (a & 0x7fffffu) | 0x800000u, h = m >> sh, r = m & ((1u << sh) - 1u), mid = 1u << (sh - 1u);
+    return (unsigned short)(s | (h + (r > mid || (r == mid && (h & 1u)))));
   }
-  return dt.scalar == Scalar::Float16 ? "((_Float16)" + body + ")" : body;
+  unsigned int h = (a - 0x38000000u) >> 13, r = a & 0x1fffu;
+  return (unsigned short)(s | (h + (r > 0x1000u || (r == 0x1000u && (h & 1u)))));
+}
+static inline float tg_rh(float x) { return tg_h2f(tg_f2h(x)); }
+)";
+
+}  // namespace
+
+const char* c_half_conversions(bool native) { return native ? kHalfNative : kHalfPortable; }
+
+namespace {
+
+// Float -> integer casts as exec_alu defines them (C leaves out-of-range values undefined): truncate,
+// NaN is 0, saturate to the int64 range (uint64: its own), then wrap to the width of the type.
+constexpr const char* kFloatToInt = R"(static inline long long tg_f2i(double x) {
+  return x != x ? 0 : x < -9223372036854775808.0 ? (-9223372036854775807ll-1) : x > 9223372036854774784.0 ? 9223372036854774784ll : (long long)x;
+}
+static inline unsigned long long tg_f2u(double x) {
+  return x != x || x < 0.0 ? 0ull : x > 18446744073709549568.0 ? 18446744073709549568ull : (unsigned long long)x;
+}
+)";
+
+bool is_half(DType d) { return d.scalar == Scalar::Float16; }
+bool is_float_to_int(const UOp& u) { return u.op == Ops::CAST && u.src[0]->dtype.is_float() && u.dtype.is_int(); }
+
+// The C type of a value of `d` (float16 values are floats, see above).
+std::string ctype(DType d) { return is_half(d) ? "float" : d.c_name(); }
+// The C type of an element in memory.
+std::string storage_type(DType d) { return is_half(d) ? "unsigned short" : d.base().c_name(); }
+
+std::string float_literal(double v, DType dt) {
+  if (is_half(dt)) v = half_to_float(float_to_half(static_cast<float>(v)));  // a value on the half grid
+  bool dbl = dt.scalar == Scalar::Float64;
+  if (std::isnan(v)) return dbl ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (dbl ? "__builtin_inf()" : "__builtin_inff()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, dbl ? "%.17g" : "%.9g", v);
+  std::string body = buf;
+  if (body.find_first_of(".e") == std::string::npos) body += ".0";
+  return dbl ? body : body + "f";
 }
 
 std::string const_literal(const UOp& u) {
@@ -50,8 +109,57 @@ struct Names : std::unordered_map<const UOp*, std::string> {
   }
 };
 
+bool uses_half(const std::vector<UOpPtr>& uops) {
+  for (auto& u : uops) {
+    if (is_half(u->dtype)) return true;
+    for (auto& s : u->src)
+      if (is_half(s->dtype)) return true;
+  }
+  return false;
+}
+
+// Integer division and modulo as the README's "Semantics" section defines them (and exec_alu folds
+// them): truncation, x/0 == x%0 == 0, MIN/-1 == MIN, MIN%-1 == 0. The guards are emitted only where
+// the divisor's bounds do not rule the case out, so index math by positive constants stays a plain / %.
+std::string divmod_expr(const UOp& u, const std::string& a, const std::string& b) {
+  const UOp &x = *u.src[0], &d = *u.src[1];
+  bool is_mod = u.op == Ops::MOD;
+  bool maybe_zero = d.vmin <= 0 && d.vmax >= 0;
+  // Only int and long long trap on MIN / -1: narrower types are promoted to int first.
+  bool wide = u.dtype.itemsize() >= 4;
+  bool maybe_minus1 = !u.dtype.is_unsigned() && wide && d.vmin <= -1 && d.vmax >= -1 && x.vmin <= static_cast<int64_t>(u.dtype.min());
+  std::string plain = "(" + a + (is_mod ? "%" : "/") + b + ")";
+  if (!maybe_zero && !maybe_minus1) return plain;
+  if (d.op == Ops::CONST && d.vmin == 0) return "0";  // no "division by zero" warning from the compiler
+  if (d.op == Ops::CONST && d.vmin == -1) return is_mod ? "0" : "(-(" + a + "))";
+  if (is_mod) {
+    std::string cond = maybe_zero && maybe_minus1 ? "(" + b + "==0)|(" + b + "==-1)" : maybe_zero ? b + "==0" : b + "==-1";
+    return "((" + cond + ")?0:" + plain + ")";
+  }
+  std::string r = plain;
+  if (maybe_minus1) r = "(" + b + "==-1?-(" + a + "):" + r + ")";  // -MIN wraps to MIN (-fwrapv)
+  if (maybe_zero) r = "(" + b + "==0?0:" + r + ")";
+  return r;
+}
+
+// Shifts by a count outside [0, bits of the type) are defined (as exec_alu folds them): SHL gives 0,
+// SHR gives 0, or -1 for a negative signed value (an arithmetic shift by "infinitely many" bits).
+// SHL shifts the unsigned bit pattern, so shifting a negative value is not undefined either.
+std::string shift_expr(const UOp& u, const std::string& a, const std::string& b) {
+  int bits = u.dtype.itemsize() * 8;
+  const UOp& n = *u.src[1];
+  bool in_range = n.vmin >= 0 && n.vmax < bits;
+  std::string t = u.dtype.c_name(), ut = bits <= 32 ? "unsigned int" : "unsigned long long";
+  std::string shifted = u.op == Ops::SHL ? "((" + t + ")((" + ut + ")" + a + "<<" + b + "))" : "(" + a + ">>" + b + ")";
+  if (in_range) return shifted;
+  std::string beyond = u.op == Ops::SHL || u.dtype.is_unsigned() ? "0" : "-(" + a + "<0)";
+  if (n.op == Ops::CONST) return "(" + beyond + ")";  // a constant count out of range
+  return "((unsigned long long)" + b + "<" + std::to_string(bits) + "ull?" + shifted + ":" + beyond + ")";
+}
+
 class CPURenderer final : public Renderer {
  public:
+  explicit CPURenderer(std::function<bool()> native_half) : native_half_(std::move(native_half)) {}
   std::string device() const override { return "CPU"; }
   int global_max_dims() const override { return 1; }
 
@@ -62,10 +170,13 @@ class CPURenderer final : public Renderer {
     int counter = 0;
     bool gidx_loop = false;
     std::vector<int64_t> global_size{1};
+    std::unordered_set<const UOp*> stored;  // buffers written to; the others are const
+    for (auto& u : uops)
+      if (u->op == Ops::STORE) stored.insert(u->src[0]->src[0].get());
     auto fresh = [&](const char* prefix) { return prefix + std::to_string(counter++); };
     auto decl = [&](const UOpPtr& u, const char* prefix, const std::string& expr) {
       std::string n = fresh(prefix);
-      body << ind << u->dtype.c_name() << " " << n << " = " << expr << ";\n";
+      body << ind << ctype(u->dtype) << " " << n << " = " << expr << ";\n";
       r[u.get()] = n;
     };
     for (auto& u : uops) {
@@ -73,16 +184,15 @@ class CPURenderer final : public Renderer {
       switch (u->op) {
         case Ops::DEFINE_GLOBAL: {
           int64_t i = std::get<int64_t>(u->arg);
-          std::string n = "data" + std::to_string(i), t = u->dtype.base().c_name();
-          body << ind << (i == 0 ? "" : "const ") << t << "* restrict " << n << " = (" << (i == 0 ? "" : "const ") << t
-               << "*)bufs[" << i << "];\n";
+          std::string n = "data" + std::to_string(i), t = (stored.count(u.get()) ? "" : "const ") + storage_type(u->dtype);
+          body << ind << t << "* restrict " << n << " = (" << t << "*)bufs[" << i << "];\n";
           r[u.get()] = n;
           break;
         }
         case Ops::CONST: break;  // constants are printed where they are used
-        case Ops::SPECIAL: {
+        case Ops::SPECIAL: {     // the thread pool's slice of the first global dim
           auto& v = std::get<VarArg>(u->arg);
-          body << ind << "for (int " << v.name << " = gstart; " << v.name << " < gend; " << v.name << "++) {\n";
+          body << ind << "for (" << ctype(u->dtype) << " " << v.name << " = gstart; " << v.name << " < gend; " << v.name << "++) {\n";
           ind += "  ";
           r[u.get()] = v.name;
           gidx_loop = true;
@@ -91,7 +201,7 @@ class CPURenderer final : public Renderer {
         }
         case Ops::RANGE: {
           std::string n = "ridx" + std::to_string(std::get<int64_t>(u->arg));
-          body << ind << "for (int " << n << " = " << s(0) << "; " << n << " < " << s(1) << "; " << n << "++) {\n";
+          body << ind << "for (" << ctype(u->dtype) << " " << n << " = " << s(0) << "; " << n << " < " << s(1) << "; " << n << "++) {\n";
           ind += "  ";
           r[u.get()] = n;
           break;
@@ -104,14 +214,29 @@ class CPURenderer final : public Renderer {
         case Ops::ASSIGN: body << ind << s(0) << " = " << alu_expr(*u->src[1], r) << ";\n"; break;
         case Ops::REDUCE: r[u.get()] = r.at(uops_acc(uops)); break;
         case Ops::INDEX: r[u.get()] = s(0) + "[" + s(1) + "]"; break;
-        case Ops::LOAD:
-          if (u->src.size() == 1) decl(u, "val", s(0));
-          else decl(u, "val", "(" + s(1) + " ? " + s(0) + " : " + const_literal(*UOp::cnst(u->dtype, 0)) + ")");
+        case Ops::LOAD: {
+          std::string v = is_half(u->dtype) ? "tg_h2f(" + s(0) + ")" : s(0);
+          if (u->src.size() == 1) decl(u, "val", v);
+          else decl(u, "val", "(" + s(1) + " ? " + v + " : " + const_literal(*UOp::cnst(u->dtype, 0)) + ")");
           break;
-        case Ops::STORE: body << ind << s(0) << " = " << s(1) << ";\n"; break;
-        case Ops::BITCAST: {
-          std::string n = fresh("cast");
-          body << ind << u->dtype.c_name() << " " << n << "; __builtin_memcpy(&" << n << ", &" << s(0) << ", sizeof(" << n << "));\n";
+        }
+        case Ops::STORE: body << ind << s(0) << " = " << (is_half(u->src[1]->dtype) ? "tg_f2h(" + s(1) + ")" : s(1)) << ";\n"; break;
+        case Ops::BITCAST: {  // through the bits in memory; a half's bits are its tg_f2h
+          std::string n = fresh("cast"), from = s(0);
+          if (u->src[0]->op == Ops::CONST && !is_half(u->src[0]->dtype)) {  // a literal has no address
+            from = fresh("bits");
+            body << ind << ctype(u->src[0]->dtype) << " " << from << " = " << s(0) << ";\n";
+          } else if (is_half(u->src[0]->dtype)) {
+            from = fresh("bits");
+            body << ind << "unsigned short " << from << " = tg_f2h(" << s(0) << ");\n";
+          }
+          if (is_half(u->dtype)) {
+            std::string bits = fresh("bits");
+            body << ind << "unsigned short " << bits << "; __builtin_memcpy(&" << bits << ", &" << from << ", 2);\n";
+            body << ind << "float " << n << " = tg_h2f(" << bits << ");\n";
+          } else {
+            body << ind << ctype(u->dtype) << " " << n << "; __builtin_memcpy(&" << n << ", &" << from << ", sizeof(" << n << "));\n";
+          }
           r[u.get()] = n;
           break;
         }
@@ -126,34 +251,45 @@ class CPURenderer final : public Renderer {
     }
     std::ostringstream src;
     src << "// " << name << "\n";
-    src << "void " << name << "(void** restrict bufs, const long long* restrict vals, int gstart, int gend) {\n";
+    if (uses_half(uops)) src << c_half_conversions(native_half());
+    if (std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return is_float_to_int(*u); })) src << kFloatToInt;
+    src << "void " << name << "(void** restrict bufs, const long long* restrict vals, long long gstart, long long gend) {\n";
     src << "  (void)bufs; (void)vals; (void)gstart; (void)gend;\n";
     src << body.str() << "}\n";
     return {name, src.str(), global_size, {}};
   }
 
  private:
+  std::function<bool()> native_half_;
+  bool native_half() const { return native_half_ && native_half_(); }
+
   static UOpPtr uops_acc(const std::vector<UOpPtr>& uops) {
     for (auto& u : uops)
       if (u->op == Ops::DEFINE_ACC) return u;
     TG_ASSERT(false, "REDUCE without DEFINE_ACC");
   }
 
-  // A float math function for the dtype; half goes through float.
+  // A float math function for the dtype; half computes in float.
   static std::string math(const char* fn, const std::string& a, DType dt) {
     if (dt.scalar == Scalar::Float64) return std::string("__builtin_") + fn + "(" + a + ")";
-    std::string f = std::string("__builtin_") + fn + "f((float)" + a + ")";
-    return dt.scalar == Scalar::Float16 ? "((_Float16)" + f + ")" : f;
+    return std::string("__builtin_") + fn + "f(" + a + ")";
   }
 
   static std::string alu_expr(const UOp& u, const Names& r) {
+    std::string e = exact_alu_expr(u, r);
+    // a half result that may be off the half grid is rounded back to it
+    bool rounds = is_half(u.dtype) && u.op != Ops::MAX && u.op != Ops::NEG && u.op != Ops::WHERE &&
+                  !(u.op == Ops::CAST && is_half(u.src[0]->dtype));
+    return rounds ? "tg_rh(" + e + ")" : e;
+  }
+
+  static std::string exact_alu_expr(const UOp& u, const Names& r) {
     auto s = [&](size_t i) { return r.at(u.src[i]); };
     DType dt = u.dtype;
     switch (u.op) {
       case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
       case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
-      case Ops::IDIV: return "(" + s(0) + "/" + s(1) + ")";
-      case Ops::MOD: return "(" + s(0) + "%" + s(1) + ")";
+      case Ops::IDIV: case Ops::MOD: return divmod_expr(u, s(0), s(1));
       case Ops::MAX:  // NaN wins, as in torch (and exec_alu)
         if (dt.is_float()) return "(((" + s(0) + ">" + s(1) + ")|(" + s(0) + "!=" + s(0) + "))?" + s(0) + ":" + s(1) + ")";
         return "((" + s(0) + ">" + s(1) + ")?" + s(0) + ":" + s(1) + ")";
@@ -162,16 +298,17 @@ class CPURenderer final : public Renderer {
       case Ops::XOR: return "(" + s(0) + "^" + s(1) + ")";
       case Ops::OR: return "(" + s(0) + "|" + s(1) + ")";
       case Ops::AND: return "(" + s(0) + "&" + s(1) + ")";
-      case Ops::SHL: return "(" + s(0) + "<<" + s(1) + ")";
-      case Ops::SHR: return "(" + s(0) + ">>" + s(1) + ")";
-      case Ops::NEG: return dt.is_bool() ? "(!" + s(0) + ")" : "(-" + s(0) + ")";
+      case Ops::SHL: case Ops::SHR: return shift_expr(u, s(0), s(1));
+      case Ops::NEG: return dt.is_bool() ? "(!" + s(0) + ")" : "(-(" + s(0) + "))";
       case Ops::RECIP: return "(" + float_literal(1.0, dt) + "/" + s(0) + ")";
       case Ops::EXP2: return math("exp2", s(0), dt);
       case Ops::LOG2: return math("log2", s(0), dt);
       case Ops::SIN: return math("sin", s(0), dt);
       case Ops::SQRT: return math("sqrt", s(0), dt);
       case Ops::WHERE: return "(" + s(0) + "?" + s(1) + ":" + s(2) + ")";
-      case Ops::CAST: return "((" + dt.c_name() + ")" + s(0) + ")";
+      case Ops::CAST:  // to half through float (as exec_alu), then rounded by alu_expr
+        if (is_float_to_int(u)) return "((" + ctype(dt) + ")" + (dt.scalar == Scalar::UInt64 ? "tg_f2u(" : "tg_f2i(") + s(0) + "))";
+        return "((" + ctype(dt) + ")" + s(0) + ")";
       default: TG_ASSERT(false, "CPU renderer: not an ALU op: ", op_name(u.op));
     }
   }
@@ -179,6 +316,8 @@ class CPURenderer final : public Renderer {
 
 }  // namespace
 
-std::shared_ptr<Renderer> make_cpu_renderer() { return std::make_shared<CPURenderer>(); }
+std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half) {
+  return std::make_shared<CPURenderer>(std::move(native_half));
+}
 
 }  // namespace tg

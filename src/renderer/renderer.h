@@ -5,11 +5,18 @@
 // function signature, special indices and type names.
 //
 // CPU kernels share one C ABI so the runtime can call any of them through one function type:
-//   void name(void** bufs, const long long* vals, int gstart, int gend)
+//   void name(void** bufs, const long long* vals, long long gstart, long long gend)
 // bufs are the buffer arguments in DEFINE_GLOBAL order, vals the DEFINE_VAR values in order, and the
 // kernel runs the slice [gstart, gend) of its first global dimension (so a thread pool can split it).
+// Loop variables (RANGE, SPECIAL) have their UOp's dtype: int, or long long where sizes need it.
+//
+// The C it emits relies on the compiler flag -fwrapv (integer arithmetic wraps) and renders integer
+// division, modulo and shifts with the README's semantics (no trap, no undefined behaviour), and
+// float16 as 16-bit storage with arithmetic in float, rounded to half after every op (bit-identical
+// IEEE half results whatever the CPU).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +45,14 @@ struct Renderer {
   virtual RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
 };
 
-std::shared_ptr<Renderer> make_cpu_renderer();  // C for the system compiler, the ABI above
+// C for the system compiler, the ABI above. native_half (asked once a kernel uses float16) says whether
+// the compiler supports _Float16 for its target, for the float<->half conversions; when it is empty or
+// says no, the conversions are portable C (same bits, slower).
+std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half = {});
+
+// The C the CPU renderer puts before a kernel that uses float16: tg_h2f (bits -> float), tg_f2h
+// (float -> bits, round to nearest even) and tg_rh (round a float to the nearest half), with
+// _Float16 or in portable C. Both give the same bits as tg::float_to_half / half_to_float.
+const char* c_half_conversions(bool native);
 
 }  // namespace tg

@@ -150,17 +150,21 @@ void write_entry(const std::filesystem::path& dir, const std::filesystem::path& 
 }  // namespace
 
 std::string Compiler::compile_cached(const std::string& src) {
-  if (CACHELEVEL <= 0) return compile(src);
+  return cached(src, [&] { return compile(src); });
+}
+
+std::string Compiler::cached(const std::string& key, const std::function<std::string()>& make) {
+  if (CACHELEVEL <= 0) return make();
   std::filesystem::path dir = cache_dir();
-  if (dir.empty()) return compile(src);
-  std::string keyed = cachekey_ + '\0' + src;
+  if (dir.empty()) return make();
+  std::string keyed = cachekey_ + '\0' + key;
   std::filesystem::path p = dir / (hex64(fnv1a(keyed)) + ".so");
   std::string check = hex64(fnv1a(keyed, 0x84222325cbf29ce4ull));
-  std::string lib;
-  if (read_entry(p, check, lib)) return lib;
-  lib = compile(src);
-  write_entry(dir, p, check, lib);
-  return lib;
+  std::string value;
+  if (read_entry(p, check, value)) return value;
+  value = make();
+  write_entry(dir, p, check, value);
+  return value;
 }
 
 // ------------------------------------------------------------------------------------------------------

@@ -52,6 +52,9 @@ class Compiler {
   // Throws tg::Error with the source and the compiler's own message when compilation fails.
   virtual std::string compile(const std::string& src) = 0;
   std::string compile_cached(const std::string& src);
+  // make() under the on-disk cache, keyed by (cachekey, key): for other facts about this compiler that
+  // are costly to find out (e.g. a feature probe). Not cached when CACHELEVEL=0.
+  std::string cached(const std::string& key, const std::function<std::string()>& make);
   const std::string& cachekey() const { return cachekey_; }
  private:
   std::string cachekey_;  // names the compiler and its flags; part of the cache key

@@ -4,17 +4,21 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 #include "renderer/renderer.h"
 #include "runtime/device.h"
+#include "runtime/ops_cpu.h"
 #include "runtime/register.h"
 #include "runtime/thread_pool.h"
 #include "tg/error.h"
@@ -79,30 +83,38 @@ std::string numbered(const std::string& src) {
   return os.str();
 }
 
-bool on_path(const std::string& exe) {
-  std::string path = getenv_str("PATH");
-  std::istringstream is(path);
+// The file `exe` names: itself when it has a '/', else the first match on PATH; empty when none.
+std::string resolve(const std::string& exe) {
+  if (exe.find('/') != std::string::npos) return ::access(exe.c_str(), X_OK) == 0 ? exe : "";
+  std::istringstream is(getenv_str("PATH"));
   for (std::string dir; std::getline(is, dir, ':');)
-    if (!dir.empty() && ::access((dir + "/" + exe).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
-// env CC (split on spaces, so "ccache clang" works), else clang when installed, else cc.
-std::vector<std::string> find_cc() {
-  std::vector<std::string> cc;
-  std::istringstream is(getenv_str("CC"));
-  for (std::string w; is >> w;) cc.push_back(w);
-  if (cc.empty()) cc.push_back(on_path("clang") ? "clang" : "cc");
-  return cc;
+    if (!dir.empty() && ::access((dir + "/" + exe).c_str(), X_OK) == 0) return dir + "/" + exe;
+  return "";
 }
 
 // -ffp-contract=off: no fused multiply-add, so results match the other backends and the references.
-const std::vector<std::string> kFlags = {"-O2", "-march=native", "-ffp-contract=off", "-fno-math-errno",
-                                         "-shared", "-fPIC", "-x", "c", "-"};
+// -fwrapv: signed integer arithmetic wraps, as the README's semantics (and constant folding) say.
+std::vector<std::string> flags(const std::string& target) {
+  return {"-O2", "-march=" + target, "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-shared", "-fPIC", "-x", "c", "-"};
+}
+
+}  // namespace
+
+CPUOptions CPUOptions::from_env() {
+  CPUOptions o;
+  std::istringstream is(getenv_str("CC"));
+  for (std::string w; is >> w;) o.cc.push_back(w);
+  if (o.cc.empty()) o.cc.push_back(resolve("clang").empty() ? "cc" : "clang");
+  if (std::string t = getenv_str("CPU_TARGET"); !t.empty()) o.target = t;
+  return o;
+}
+
+namespace {
 
 class CPUCompiler final : public Compiler {
  public:
-  explicit CPUCompiler(std::vector<std::string> cc) : Compiler(make_key(cc)), cc_(std::move(cc)) {}
+  explicit CPUCompiler(const CPUOptions& o)
+      : Compiler(make_key(o)), cc_(o.cc), flags_(flags(o.target)), portable_half_(o.portable_half) {}
 
   std::string compile(const std::string& src) override {
     Fd in(anon_fd("tg_src")), err(anon_fd("tg_cc_err"));
@@ -116,7 +128,7 @@ class CPUCompiler final : public Compiler {
     struct Unlink { const std::string& p; ~Unlink() { ::unlink(p.c_str()); } } unlink_out{out};
 
     std::vector<std::string> args = cc_;
-    args.insert(args.end(), kFlags.begin(), kFlags.end());
+    args.insert(args.end(), flags_.begin(), flags_.end());
     // -lm: kernels may call libm (expf, sinf...); don't rely on the host process having loaded it.
     args.insert(args.end(), {"-o", out, "-lm"});
     std::vector<char*> argv;
@@ -152,18 +164,35 @@ class CPUCompiler final : public Compiler {
     return bytes;
   }
 
+  // Whether _Float16 converts correctly for this compiler and target; found out once, by the probe.
+  bool native_half() {
+    std::call_once(probed_, [&] { native_half_ = !portable_half_ && probe_half(); });
+    return native_half_;
+  }
+
  private:
-  static std::string make_key(const std::vector<std::string>& cc) {
+  bool probe_half();
+
+  // The compiler (and the identity of its executables, so an upgrade is a new key) and the flags.
+  static std::string make_key(const CPUOptions& o) {
     std::string k = "cpu";
-    for (auto& a : cc) k += " " + a;
-    for (auto& a : kFlags) k += " " + a;
+    for (auto& a : o.cc) {
+      k += " " + a;
+      struct stat st{};
+      if (std::string p = resolve(a); !p.empty() && ::stat(p.c_str(), &st) == 0)
+        k += "[" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "]";
+    }
+    for (auto& a : flags(o.target)) k += " " + a;
     return k;
   }
-  std::vector<std::string> cc_;
+  std::vector<std::string> cc_, flags_;
+  bool portable_half_;
+  std::once_flag probed_;
+  bool native_half_ = false;
 };
 
 // The C ABI of every CPU kernel (renderer/renderer.h).
-using KernelFn = void (*)(void** bufs, const long long* vals, int gstart, int gend);
+using KernelFn = void (*)(void** bufs, const long long* vals, long long gstart, long long gend);
 
 // Below this many operations a launch runs on the calling thread: waking workers costs more.
 constexpr int64_t kMinParallelOps = int64_t{1} << 17;
@@ -171,29 +200,22 @@ constexpr int64_t kMinParallelOps = int64_t{1} << 17;
 class CPUProgram final : public Program {
  public:
   CPUProgram(const std::string& name, const std::string& lib) : name_(name) {
-    // dlopen wants a path: an in-memory file avoids touching the disk. The fd (or temp file) is kept
-    // open until dlclose, because glibc identifies loaded libraries by path name, and a reused fd
-    // number would otherwise hand back the previous kernel's library.
-    int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
-    std::string path;
-    if (fd >= 0) {
-      path = "/proc/self/fd/" + std::to_string(fd);
-      fd_ = fd;
-    } else {
-      tmp_ = tmpdir() + "/tg_lib_XXXXXX.so";
-      fd = mkostemps(tmp_.data(), 3, O_CLOEXEC);
-      TG_CHECK(fd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
-      fd_ = fd;
-      path = tmp_;
+    // dlopen wants a path. glibc identifies a loaded library by its path name, so each library gets a
+    // name never used before in this process (pid, counter, random), is loaded, and is unlinked and
+    // closed at once: a loaded kernel holds no file descriptor (its mapping keeps the inode alive).
+    static std::atomic<uint64_t> counter{0};
+    std::string path = tmpdir() + "/tg_lib_" + std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1)) + "_XXXXXX.so";
+    {
+      Fd fd(mkostemps(path.data(), 3, O_CLOEXEC));
+      TG_CHECK(fd.fd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
+      struct Unlink { const std::string& p; ~Unlink() { ::unlink(p.c_str()); } } unlink_path{path};
+      write_all(fd.fd, lib, "the kernel library");
+      handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     }
-    try {
-      write_all(fd_, lib, "the kernel library");
-    } catch (...) { release(); throw; }
-    handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) {
       const char* e = ::dlerror();
-      release();
-      TG_ERROR("CPU: cannot load the compiled kernel '", name, "': ", e ? e : "unknown dlopen error");
+      TG_ERROR("CPU: cannot load the compiled kernel '", name, "' (from a file in TMPDIR=", tmpdir(), "): ",
+               e ? e : "unknown dlopen error");
     }
     ::dlerror();
     void* sym = ::dlsym(handle_, name.c_str());
@@ -207,22 +229,23 @@ class CPUProgram final : public Program {
     std::memcpy(&fn_, &sym, sizeof fn_);  // object pointer -> function pointer, as POSIX allows
   }
   ~CPUProgram() override { release(); }
+  KernelFn fn() const { return fn_; }
 
   double operator()(const std::vector<void*>& bufs, const std::vector<int64_t>& vals,
                     const std::vector<int64_t>& global_size, const std::vector<int64_t>&, bool wait) override {
     std::vector<void*> b(bufs);
     std::vector<long long> v(vals.begin(), vals.end());
     int64_t n = global_size.empty() ? 1 : global_size[0];
-    TG_CHECK(n >= 0 && n <= INT32_MAX, "CPU: kernel '", name_, "' global size ", n, " does not fit the int ABI");
+    TG_ASSERT(n >= 0, "CPU: kernel '", name_, "' has a negative global size ", n);
     auto t0 = std::chrono::steady_clock::now();
     KernelFn fn = fn_;
     void** bp = b.data();
     const long long* vp = v.data();
     bool small = est_ops_ > 0 && est_ops_ < kMinParallelOps;
     if (n < 2 || small) {
-      fn(bp, vp, 0, static_cast<int>(n));
+      fn(bp, vp, 0, n);
     } else {
-      parallel_for(n, [=](int64_t s, int64_t e) { fn(bp, vp, static_cast<int>(s), static_cast<int>(e)); });
+      parallel_for(n, [=](int64_t s, int64_t e) { fn(bp, vp, s, e); });
     }
     if (!wait) return 0;
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -232,26 +255,76 @@ class CPUProgram final : public Program {
   void release() {
     if (handle_) ::dlclose(handle_);
     handle_ = nullptr;
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
-    tmp_.clear();
   }
   std::string name_;
   void* handle_ = nullptr;
-  int fd_ = -1;
-  std::string tmp_;
   KernelFn fn_ = nullptr;
 };
 
+// The probe converts values that cover each case (normal, subnormal, ties, overflow, inf, NaN payloads)
+// with _Float16 and compares with the host's conversions; any failure (the compiler rejects _Float16
+// for the target, a conversion routine is missing at load, a different bit) means "portable".
+bool CPUCompiler::probe_half() {
+  static const std::vector<uint16_t> halves = {0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3555, 0x7bff,
+                                               0x7c00, 0xfc00, 0x7e00, 0x7d01, 0xfe3f, 0x83ff};
+  static const std::vector<uint32_t> floats = {
+      0x00000000, 0x80000000, 0x3eaaaaab, 0x477fe000, 0x477fefff, 0x477ff000, 0x322bcc77, 0x33000000,
+      0x33000001, 0x33800000, 0x387fc000, 0x38800000, 0x3f801000, 0x3f803000, 0x7f800000, 0xff800000,
+      0x7fc00000, 0x7f800001, 0xffc12345, 0x501502f9, 0x3f7ff000, 0x00000001};
+  std::string src = std::string(c_half_conversions(true)) + R"(
+void tg_probe(void** bufs, const long long* vals, long long n, long long m) {
+  (void)vals;
+  for (long long i = 0; i < n; i++) ((float*)bufs[1])[i] = tg_h2f(((const unsigned short*)bufs[0])[i]);
+  for (long long i = 0; i < m; i++) ((unsigned short*)bufs[3])[i] = tg_f2h(((const float*)bufs[2])[i]);
+  for (long long i = 0; i < m; i++) ((float*)bufs[4])[i] = tg_rh(((const float*)bufs[2])[i]);
+}
+)";
+  std::string verdict = cached("float16 probe\n" + src, [&]() -> std::string {
+    try {
+      CPUProgram prg("tg_probe", compile(src));
+      std::vector<uint32_t> f_out(halves.size()), r_out(floats.size());
+      std::vector<uint16_t> h_in(halves), h_out(floats.size());
+      std::vector<uint32_t> f_in(floats);
+      auto fn = prg.fn();
+      void* bufs[] = {h_in.data(), f_out.data(), f_in.data(), h_out.data(), r_out.data()};
+      fn(bufs, nullptr, static_cast<long long>(halves.size()), static_cast<long long>(floats.size()));
+      for (size_t i = 0; i < halves.size(); i++) {
+        float f = half_to_float(halves[i]);
+        if (std::memcmp(&f, &f_out[i], 4) != 0) return "0";
+      }
+      for (size_t i = 0; i < floats.size(); i++) {
+        float x, r;
+        std::memcpy(&x, &floats[i], 4);
+        uint16_t h = float_to_half(x);
+        r = half_to_float(h);
+        if (h != h_out[i] || std::memcmp(&r, &r_out[i], 4) != 0) return "0";
+      }
+      return "1";
+    } catch (const Error&) {
+      return "0";
+    }
+  });
+  if (DEBUG >= 1) std::printf("CPU: float16 conversions %s (%s)\n", verdict == "1" ? "with _Float16" : "in portable C", cachekey().c_str());
+  return verdict == "1";
+}
+
 }  // namespace
 
+std::unique_ptr<Compiled> make_cpu_device(const std::string& name, const CPUOptions& opts) {
+  auto compiler = std::make_unique<CPUCompiler>(opts);
+  CPUCompiler* cc = compiler.get();  // owned by the device, as the renderer that asks it
+  return std::make_unique<Compiled>(
+      name, make_host_allocator(name), std::move(compiler), make_cpu_renderer([cc] { return cc->native_half(); }),
+      [](const std::string& fn, const std::string& lib) { return std::make_unique<CPUProgram>(fn, lib); });
+}
+
+bool cpu_native_half(Compiled& dev) {
+  auto* cc = dev.has_compiler() ? dynamic_cast<CPUCompiler*>(&dev.compiler()) : nullptr;
+  return cc && cc->native_half();
+}
+
 void register_cpu_backend() {
-  add_builtin_backend("CPU", [](const std::string& name) {
-    return std::make_unique<Compiled>(
-        name, make_host_allocator(name), std::make_unique<CPUCompiler>(find_cc()), make_cpu_renderer(),
-        [](const std::string& fn, const std::string& lib) { return std::make_unique<CPUProgram>(fn, lib); });
-  });
+  add_builtin_backend("CPU", [](const std::string& name) { return make_cpu_device(name, CPUOptions::from_env()); });
 }
 
 }  // namespace tg

@@ -161,7 +161,7 @@ Tensor& Tensor::realize() {
 void Tensor::corealize(const std::vector<Tensor>& tensors) {
   std::vector<LBPtr> outs;
   for (const Tensor& t : tensors) outs.push_back(t.lazydata());
-  run_schedule(create_schedule(outs));
+  realize_lazy(outs);
 }
 
 Tensor Tensor::contiguous() const { return Function::apply<F::Contiguous>({*this}); }

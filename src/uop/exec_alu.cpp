@@ -43,6 +43,8 @@ Value cast_value(Value v, DType from, DType to) {
   Value r;
   if (to.is_float()) {
     if (from.is_float()) r.f = v.f;
+    // an integer rounds once, straight to float as C's (float)x does (through double could round twice)
+    else if (to.scalar != Scalar::Float64) r.f = from.is_unsigned() ? static_cast<float>(static_cast<uint64_t>(v.i)) : static_cast<float>(v.i);
     else r.f = from.is_unsigned() ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i);
     r.f = round_float(r.f, to);
   } else if (to.is_bool()) {
@@ -93,8 +95,9 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
     case Ops::NEG: r.i = static_cast<int64_t>(0 - ua); break;
     case Ops::ADD: r.i = static_cast<int64_t>(ua + ub); break;
     case Ops::MUL: r.i = static_cast<int64_t>(ua * ub); break;
+    // the README's semantics: x/0 == x%0 == 0, MIN/-1 == MIN (wraps), MIN%-1 == 0, truncation
     case Ops::IDIV:
-      if (b == 0) r.i = 0;  // C: undefined; we never fold it into a trap
+      if (b == 0) r.i = 0;
       else if (u) r.i = static_cast<int64_t>(ua / ub);
       else r.i = (a == INT64_MIN && b == -1) ? a : a / b;
       break;
@@ -109,8 +112,12 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
     case Ops::XOR: r.i = a ^ b; break;
     case Ops::OR: r.i = a | b; break;
     case Ops::AND: r.i = a & b; break;
-    case Ops::SHL: r.i = static_cast<int64_t>(ua << (ub & 63)); break;
-    case Ops::SHR: r.i = u ? static_cast<int64_t>(ua >> (ub & 63)) : a >> (ub & 63); break;
+    // a count outside [0, bits) shifts every bit out: 0, or -1 for SHR of a negative signed value
+    case Ops::SHL: r.i = ub < static_cast<uint64_t>(sdt.itemsize() * 8) ? static_cast<int64_t>(ua << ub) : 0; break;
+    case Ops::SHR:
+      if (ub < static_cast<uint64_t>(sdt.itemsize() * 8)) r.i = u ? static_cast<int64_t>(ua >> ub) : a >> ub;
+      else r.i = (!u && a < 0) ? -1 : 0;
+      break;
     default: TG_ASSERT(false, "exec_alu: ", op_name(op), " on ", sdt.name());
   }
   r.i = wrap(r.i, dt);

@@ -1,6 +1,7 @@
 // Evaluates one ALU op on constant operands with the exact semantics of the generated C code
-// (integer wrap-around at the dtype's width, C division/modulo, IEEE floats). Used by constant folding
-// and by the INTERP backend, so that both agree with compiled kernels.
+// (integer wrap-around at the dtype's width, division/modulo/shifts as the README's "Semantics"
+// section defines them, IEEE floats). Used by constant folding and by the INTERP backend, so that both
+// agree with compiled kernels.
 #pragma once
 #include <vector>
 
