@@ -145,6 +145,15 @@ TEST(Symbolic, PropertySimplifyPreservesValues) {
   }
 }
 
+// x % 0 is 0 (README, Semantics): rules about nested modulo must not treat a 0 modulus as a multiple.
+TEST(Symbolic, ModuloByZeroIsNotRewritten) {
+  UOpPtr x = range(0, 10);
+  for (UOpPtr e : {x->mod(0)->mod(4), x->mod(0)->idiv(2), x->mod(0)}) {
+    UOpPtr s = simplify(e);
+    for (int64_t a = 0; a < 10; a++) EXPECT_EQ(eval(s, {{x.get(), a}}), 0) << render_expr(e) << " -> " << render_expr(s);
+  }
+}
+
 TEST(UOp, FloatsHaveNoIntegerBounds) {
   // float comparisons must never fold by bounds (infinite float limits are not integers)
   auto a = UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, VarArg{"a", 0, 3})->cast(dtypes::float32);

@@ -178,12 +178,12 @@ std::vector<Rule> symbolic_rules() {
   // (x%(a*b))%a -> x%a ; (x%(a*b))//a -> (x//a)%b  (non-negative x)
   r.push_back({alu(Ops::MOD, {alu(Ops::MOD, {ints("x"), UPat::cvar("m")}), UPat::cvar("a")}), [](B b) -> UOpPtr {
     int64_t m = b["m"]->const_int(), a = b["a"]->const_int();
-    if (b["x"]->vmin < 0 || a <= 0 || m % a) return nullptr;
+    if (b["x"]->vmin < 0 || a <= 0 || m <= 0 || m % a) return nullptr;  // x % 0 is 0, not x % a
     return b["x"]->mod(a);
   }});
   r.push_back({alu(Ops::IDIV, {alu(Ops::MOD, {ints("x"), UPat::cvar("m")}), UPat::cvar("a")}), [](B b) -> UOpPtr {
     int64_t m = b["m"]->const_int(), a = b["a"]->const_int();
-    if (b["x"]->vmin < 0 || a <= 0 || m % a) return nullptr;
+    if (b["x"]->vmin < 0 || a <= 0 || m <= 0 || m % a) return nullptr;
     return b["x"]->idiv(a)->mod(m / a);
   }});
   // comparisons against a constant: move constant terms across, divide out a common factor
