@@ -5,6 +5,7 @@
 #include <atomic>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +74,28 @@ TEST(RealizeThreads, TwoThreadsRealizeSharedGraphs200Times) {
     ASSERT_EQ(got[1], b_ref) << "round " << round;
     ASSERT_EQ(s.tolist<float>(), s_ref) << "round " << round;
   }
+}
+
+// no_grad and training are per thread: a guard held in one thread leaves another's graph recording alone.
+TEST(RealizeThreads, GradModeIsPerThread) {
+  std::latch guard_held(1), checked(1);
+  std::thread other([&] {
+    NoGradGuard ng;
+    TrainingGuard tr;
+    guard_held.count_down();
+    checked.wait();
+  });
+  guard_held.wait();
+  EXPECT_FALSE(Tensor::no_grad);
+  EXPECT_FALSE(Tensor::training);
+  Tensor w({1.f, 2.f});
+  w.requires_grad_();
+  Tensor y = (w * 3.f).sum();
+  EXPECT_EQ(y.requires_grad(), std::optional<bool>(true));
+  y.backward();
+  EXPECT_EQ(w.grad().tolist<float>(), (std::vector<float>{3.f, 3.f}));
+  checked.count_down();
+  other.join();
 }
 
 TEST(MethodCache, BoundedLeastRecentlyUsedEvictedAndUnloaded) {

@@ -59,8 +59,9 @@ class Tensor {
   Tensor& assign(const Tensor& x);
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   // Scopes: NoGradGuard turns graph building off; Tensor::training is read by dropout and BatchNorm.
-  static bool training;
-  static bool no_grad;
+  // Both are per thread (as torch's grad mode): a guard in one thread does not change another's graphs.
+  static thread_local bool training;
+  static thread_local bool no_grad;
 
   // ---- creation -------------------------------------------------------------------------------------
   // Every op that makes a shape rejects one whose element count or byte size does not fit int64. A fill

@@ -3,6 +3,7 @@
 // call number), so the numbers depend only on the seed and on how many random calls came before.
 #include "tensor/random.h"
 
+#include <atomic>
 #include <cmath>
 
 #include "shape/shapetracker.h"
@@ -12,8 +13,9 @@ namespace tg {
 
 namespace {
 
-uint64_t g_seed = 0;     // the key (as tinygrad's Tensor._seed)
-uint32_t g_calls = 0;    // the high counter word: one per random call since manual_seed
+// Atomic: random tensors may be made from several threads (each call still takes its own counter word).
+std::atomic<uint64_t> g_seed{0};   // the key (as tinygrad's Tensor._seed)
+std::atomic<uint32_t> g_calls{0};  // the high counter word: one per random call since manual_seed
 
 constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
 constexpr uint32_t kSkeinParity = 0x1BD11BDA;
@@ -60,7 +62,8 @@ Tensor random_bits(int64_t numel, const std::string& device) {
   TG_CHECK(half <= (int64_t{1} << 32), "rand: ", numel, " elements exceed the generator's 2^33 per call");
   // key and call number come in a small buffer, not as kernel constants, so every call with the same
   // shape reuses one compiled kernel
-  std::vector<uint32_t> state{static_cast<uint32_t>(g_seed), static_cast<uint32_t>(g_seed >> 32), g_calls++};
+  uint64_t seed = g_seed;
+  std::vector<uint32_t> state{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), g_calls++};
   Tensor st = Tensor(state, {3}, device);
   Tensor k0 = st.shrink({{0, 1}}).reshape({}), k1 = st.shrink({{1, 2}}).reshape({}), call = st.shrink({{2, 3}}).reshape({});
   auto [w0, w1] = threefry2x32(iota(half, device), call, k0, k1);

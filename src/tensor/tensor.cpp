@@ -16,8 +16,8 @@
 
 namespace tg {
 
-bool Tensor::training = false;
-bool Tensor::no_grad = false;
+thread_local bool Tensor::training = false;
+thread_local bool Tensor::no_grad = false;
 
 Tensor Tensor::wrap(std::shared_ptr<TensorImpl> impl) {
   Tensor t(nullptr);
