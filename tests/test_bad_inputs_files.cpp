@@ -14,11 +14,19 @@ namespace st = tg::nn::state;
 
 namespace {
 
-// A file under a fresh name in the test temp dir, holding `bytes`.
-std::string write_file(const std::string& name, const std::string& bytes) {
+// A file under a fresh name in the test temp dir, holding `bytes`; removed when the test is done with it.
+struct TempFile {
+  std::string path;
+  explicit TempFile(std::string p) : path(std::move(p)) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { std::remove(path.c_str()); }
+  operator const std::string&() const { return path; }
+};
+TempFile write_file(const std::string& name, const std::string& bytes) {
   std::string p = ::testing::TempDir() + "tg_bad_inputs_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(p, std::ios::binary) << bytes;
-  return p;
+  return TempFile(p);
 }
 
 std::string le(uint64_t v, int n) {  // n little-endian bytes
@@ -45,109 +53,109 @@ std::string idx(std::vector<uint32_t> dims, const std::string& data, uint8_t typ
 
 // ---- .npy ----
 TEST(BadInputsFiles, NpyHeaderClaims2GB) {  // 20 bytes claiming a 2 GB header: rejected before allocating it
-  std::string p = write_file("huge_header.npy", std::string("\x93NUMPY\x02") + '\0' + le(0x80000000u, 4) + "{'descr'");
+  TempFile p = write_file("huge_header.npy", std::string("\x93NUMPY\x02") + '\0' + le(0x80000000u, 4) + "{'descr'");
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"header length 2147483648", "20 bytes"});
 }
 TEST(BadInputsFiles, NpyBadMagic) {
-  std::string p = write_file("magic.npy", "PK\x03\x04 not npy at all");
+  TempFile p = write_file("magic.npy", "PK\x03\x04 not npy at all");
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"magic"});
 }
 TEST(BadInputsFiles, NpyTruncatedData) {
-  std::string p = write_file("short.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }", f32_bytes({1, 2})));
+  TempFile p = write_file("short.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }", f32_bytes({1, 2})));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"(10,)", "40"});
 }
 TEST(BadInputsFiles, NpyShapeOverflow) {
-  std::string p = write_file("overflow.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""));
+  TempFile p = write_file("overflow.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"(4294967296,4294967296)", "too large"});
 }
 TEST(BadInputsFiles, NpyShapeEntryTooLarge) {
-  std::string p = write_file("entry.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", ""));
+  TempFile p = write_file("entry.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", ""));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"too large"});
 }
 TEST(BadInputsFiles, NpyUnsupportedDtype) {
-  std::string p = write_file("complex.npy", npy("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", std::string(16, '\0')));
+  TempFile p = write_file("complex.npy", npy("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", std::string(16, '\0')));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"<c8"});
 }
 TEST(BadInputsFiles, NpyFortranOrder) {
-  std::string p = write_file("fortran.npy", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", f32_bytes({1, 2})));
+  TempFile p = write_file("fortran.npy", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", f32_bytes({1, 2})));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"fortran_order"});
 }
 TEST(BadInputsFiles, NpyHeaderNotADict) {
-  std::string p = write_file("notdict.npy", npy("[1, 2, 3]", ""));
+  TempFile p = write_file("notdict.npy", npy("[1, 2, 3]", ""));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"malformed"});
 }
 TEST(BadInputsFiles, NpyNegativeShape) {
-  std::string p = write_file("negative.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", ""));
+  TempFile p = write_file("negative.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", ""));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"malformed"});
 }
 TEST(BadInputsFiles, NpyVersion) {
-  std::string p = write_file("version.npy", npy(kF32Pair, f32_bytes({1, 2}), 7));
+  TempFile p = write_file("version.npy", npy(kF32Pair, f32_bytes({1, 2}), 7));
   expect_user_error([&] { (void)st::npy_load(p); }, "npy_load", {"version 7"});
 }
 TEST(BadInputsFiles, NpyValid) {
-  std::string p = write_file("ok.npy", npy(kF32Pair, f32_bytes({1.5f, -2.f})));
+  TempFile p = write_file("ok.npy", npy(kF32Pair, f32_bytes({1.5f, -2.f})));
   expect_ref(st::npy_load(p), files_npy_valid);
 }
 
 // ---- safetensors ----
 TEST(BadInputsFiles, SafetensorsHeaderPastFile) {
-  std::string p = write_file("hlen.safetensors", le(1000, 8) + "{}      ");
+  TempFile p = write_file("hlen.safetensors", le(1000, 8) + "{}      ");
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"header length 1000", "16 bytes"});
 }
 TEST(BadInputsFiles, SafetensorsHugeHeaderLength) {
-  std::string p = write_file("hlen_huge.safetensors", le(uint64_t{1} << 63, 8) + "{}");
+  TempFile p = write_file("hlen_huge.safetensors", le(uint64_t{1} << 63, 8) + "{}");
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"header length"});
 }
 TEST(BadInputsFiles, SafetensorsBadJson) {
-  std::string p = write_file("json.safetensors", safetensors("{\"a\": [", ""));
+  TempFile p = write_file("json.safetensors", safetensors("{\"a\": [", ""));
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"JSON"});
 }
 TEST(BadInputsFiles, SafetensorsOffsetsPastEnd) {
-  std::string p = write_file("past.safetensors",
+  TempFile p = write_file("past.safetensors",
                              safetensors(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", f32_bytes({1, 2})));
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"'w'"});
 }
 TEST(BadInputsFiles, SafetensorsShapeOverflow) {
-  std::string p = write_file("overflow.safetensors",
+  TempFile p = write_file("overflow.safetensors",
                              safetensors(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", f32_bytes({1, 2})));
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"'w'", "[4294967296,4294967296]"});
 }
 TEST(BadInputsFiles, SafetensorsUnknownDtype) {
-  std::string p = write_file("dtype.safetensors",
+  TempFile p = write_file("dtype.safetensors",
                              safetensors(R"({"w":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", f32_bytes({1, 2})));
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"C64"});
 }
 TEST(BadInputsFiles, SafetensorsOverlap) {
-  std::string p = write_file(
+  TempFile p = write_file(
       "overlap.safetensors",
       safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
                   f32_bytes({1, 2, 3})));
   expect_user_error([&] { (void)st::safe_load(p); }, "safe_load", {"overlaps"});
 }
 TEST(BadInputsFiles, SafetensorsValid) {
-  std::string p = write_file("ok.safetensors",
+  TempFile p = write_file("ok.safetensors",
                              safetensors(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", f32_bytes({1.5f, -2.f})));
   expect_ref(st::safe_load(p).at("w"), files_npy_valid);
 }
 
 // ---- idx (MNIST-style datasets) ----
 TEST(BadInputsFiles, IdxBadMagic) {
-  std::string p = write_file("magic.idx", "\x01\x02\x08\x01");
+  TempFile p = write_file("magic.idx", "\x01\x02\x08\x01");
   expect_user_error([&] { (void)nn::datasets::load_idx(p); }, "load_idx", {"not an idx file"});
 }
 TEST(BadInputsFiles, IdxShapeLargerThanFile) {
-  std::string p = write_file("big.idx", idx({60000, 28, 28}, std::string(10, '\0')));
+  TempFile p = write_file("big.idx", idx({60000, 28, 28}, std::string(10, '\0')));
   expect_user_error([&] { (void)nn::datasets::load_idx(p); }, "load_idx", {"larger than the file"});
 }
 TEST(BadInputsFiles, IdxWrongType) {
-  std::string p = write_file("float.idx", idx({2}, std::string(8, '\0'), 0x0D));
+  TempFile p = write_file("float.idx", idx({2}, std::string(8, '\0'), 0x0D));
   expect_user_error([&] { (void)nn::datasets::load_idx(p); }, "load_idx", {"type"});
 }
 TEST(BadInputsFiles, IdxTruncatedHeader) {
-  std::string p = write_file("header.idx", std::string("\0\0\x08\x03\0\0", 6));
+  TempFile p = write_file("header.idx", std::string("\0\0\x08\x03\0\0", 6));
   expect_user_error([&] { (void)nn::datasets::load_idx(p); }, "load_idx", {"truncated"});
 }
 TEST(BadInputsFiles, IdxValid) {
-  std::string p = write_file("ok.idx", idx({2, 2}, "\x01\x02\x03\xff"));
+  TempFile p = write_file("ok.idx", idx({2, 2}, "\x01\x02\x03\xff"));
   expect_ref(nn::datasets::load_idx(p), files_idx_valid);
 }

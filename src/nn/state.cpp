@@ -23,9 +23,9 @@ void load_state_dict(Module& m, const std::map<std::string, Tensor>& state, bool
              "': the model has ", t.shape(), ", the state dict has ", it->second.shape());
   }
   if (strict)
-    for (const auto& [name, t] : state) {
-      bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& p) { return p.first == name; });
-      TG_CHECK(known, "load_state_dict: unexpected key '", name, "' (shape ", t.shape(), ") in the state dict (strict)");
+    for (const auto& entry : state) {  // not a structured binding: clang 14 cannot capture one in a lambda
+      bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& p) { return p.first == entry.first; });
+      TG_CHECK(known, "load_state_dict: unexpected key '", entry.first, "' (shape ", entry.second.shape(), ") in the state dict (strict)");
     }
   // every check passed: now change the model, all tensors in one schedule
   std::vector<Tensor> loaded;
