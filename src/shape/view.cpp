@@ -116,7 +116,7 @@ View resize(const View& v, const Mask& arg, std::optional<Mask> mask) {
   if (v.mask) {
     Mask moved;
     for (size_t i = 0; i < arg.size(); i++) {
-      auto [a, b] = arg[i];
+      int64_t a = arg[i].first, b = arg[i].second;
       auto clamp = [&](int64_t x) { return std::max<int64_t>(0, std::min(x - a, b - a)); };
       moved.push_back({clamp((*v.mask)[i].first), clamp((*v.mask)[i].second)});
     }
