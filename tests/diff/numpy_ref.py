@@ -52,17 +52,26 @@ def unnum(v):
 
 class Run:
   """One evaluation: without rng, the exact run or (alt) the run that divides as tinygrad does, x * (1/y),
-  and is otherwise exact; with rng a noisy run, of which every other one also divides that way."""
+  and is otherwise exact; with rng a noisy run, of which every other one also divides that way. A run
+  with a `side` (+1 or -1) moves every inexact result to that end of its allowance, so that the envelope
+  always holds both ends of a result's error bound (random moves alone may all fall short of the error
+  an implementation legitimately makes, e.g. a sum added in another order)."""
 
-  def __init__(self, rng, alt=False):
+  def __init__(self, rng, alt=False, side=None):
     self.rng = rng
     self.alt = alt
+    self.side = side
+
+  def moves(self, shape, H):
+    """The fraction of its allowance each result moves by: the run's side, or uniform in [-1, 1]."""
+    if self.side is not None: return np.full(shape, self.side, dtype=H)
+    return self.rng.uniform(-1.0, 1.0, shape).astype(H)
 
   def rel(self, r, d, k, mask):
     """r (dtype d) moved by up to k units of roundoff, relatively, where mask."""
     if self.rng is None or not is_float(d) or r.size == 0: return r
     H = wide(d)
-    u = self.rng.uniform(-1.0, 1.0, r.shape).astype(H)
+    u = self.moves(r.shape, H)
     moved = (r.astype(H) * (H(1) + H(k * UNIT[d]) * u)).astype(DT[d])
     return np.where(mask, moved, r).astype(DT[d])
 
@@ -73,7 +82,7 @@ class Run:
     if self.rng is None or not is_float(d) or r.size == 0: return r
     H = wide(d)
     amp = np.where(np.isfinite(amp), amp, 0).astype(H)
-    u = self.rng.uniform(-1.0, 1.0, r.shape).astype(H)
+    u = self.moves(r.shape, H)
     moved = (r.astype(H) + amp * u).astype(DT[d])
     snap = (np.abs(r.astype(H)) <= amp) & (self.rng.uniform(0.0, 1.0, r.shape) < 0.5)
     moved = np.where(snap, DT[d](0), moved)
@@ -205,6 +214,40 @@ def exact_sum(x, ax, keepdim):
   return np.expand_dims(r, ax) if keepdim else r
 
 
+PRECISION = {"float16": 11, "float32": 24, "float64": 53}  # significand bits
+
+
+def lowest_bit(v):
+  """The value of the lowest set bit of a finite nonzero float (v = odd * lowest_bit(v))."""
+  m, e = math.frexp(abs(v))
+  mi, e = int(m * 2.0 ** 53), e - 53
+  while mi % 2 == 0:
+    mi //= 2
+    e += 1
+  return 2.0 ** e
+
+
+def exact_in_any_order(x, ax, keepdim, acc):
+  """Per output element: every partial sum, in any order, is representable in acc. That holds when all
+  terms are multiples of the finest bit among them and their absolute sum needs no more than acc's
+  significand bits at that granularity. Only then must another summation order give the same result."""
+  if not ax: return np.ones(x.shape, bool)
+  keep = [i for i in range(x.ndim) if i not in ax]
+  xm = np.transpose(x.astype(np.float64), keep + list(ax))
+  out_shape = xm.shape[:len(keep)]
+  rows = xm.reshape(int(np.prod(out_shape, dtype=np.int64)), int(np.prod(xm.shape[len(keep):], dtype=np.int64)))
+  ok = []
+  for row in rows:
+    terms = [v for v in row.tolist() if v != 0]
+    if not terms or not all(math.isfinite(v) for v in terms):
+      ok.append(not terms)
+      continue
+    g = min(lowest_bit(v) for v in terms)
+    ok.append(math.fsum(abs(v) for v in terms) / g < 2.0 ** PRECISION[acc])
+  r = np.array(ok, dtype=bool).reshape(out_shape)
+  return np.expand_dims(r, ax) if keepdim else r
+
+
 def noisy_sum(run, x, ax, keepdim, acc):
   r = np.asarray(np.sum(x, axis=ax, keepdims=keepdim, dtype=DT[acc]))
   if not is_float(acc) or run.rng is None: return r
@@ -212,7 +255,8 @@ def noisy_sum(run, x, ax, keepdim, acc):
   ref = exact_sum(x, ax, keepdim)  # not a wide sum: 1e30 + 5 - 1e30 must count as inexact
   cnt = int(np.prod([x.shape[a] for a in ax])) if ax else 1
   amp = np.asarray(np.sum(np.abs(x.astype(H)), axis=ax, keepdims=keepdim)) * H(max(cnt, 1) * UNIT[acc])
-  return run.absn(r, acc, amp, inexact(r, ref))
+  # NumPy's order may happen to be exact where another order is not: only an order-proof sum is exact
+  return run.absn(r, acc, amp, inexact(r, ref) | ~exact_in_any_order(x, ax, keepdim, acc))
 
 
 def reduce(run, n, x):
@@ -300,7 +344,9 @@ def handle(req):
   with np.errstate(all="ignore"):
     exact = evaluate(prog, Run(None))
     noisy = [evaluate(prog, Run(None, alt=True))] if runs else []
-    noisy += [evaluate(prog, Run(np.random.default_rng([prog["seed"] % (1 << 63), i]), alt=i % 2 == 1)) for i in range(runs)]
+    side = lambda i: (1.0 if i == 0 else -1.0) if i < 2 else None  # the first two runs take the ends
+    noisy += [evaluate(prog, Run(np.random.default_rng([prog["seed"] % (1 << 63), i]), alt=i % 2 == 1, side=side(i)))
+              for i in range(runs)]
   outs = []
   for j, e in enumerate(exact):
     d = prog["nodes"][prog["outputs"][j]]["dtype"]
