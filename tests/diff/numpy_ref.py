@@ -196,22 +196,27 @@ def axes_of(n, ndim):
   return tuple(sorted(i + ndim if i < 0 else i for i in ints))
 
 
-def exact_sum(x, ax, keepdim):
-  """The exact sum over the axes ax, rounded once to float64 (math.fsum); NaN where fsum gives up (inf - inf,
-  overflow)."""
-  if not ax: return x.astype(np.float64)
+def per_output(x, ax, keepdim, f):
+  """f(list of the float64 terms) for each output element of a reduction over the axes ax."""
   keep = [i for i in range(x.ndim) if i not in ax]
   xm = np.transpose(x.astype(np.float64), keep + list(ax))
   out_shape = xm.shape[:len(keep)]
   rows = xm.reshape(int(np.prod(out_shape, dtype=np.int64)), int(np.prod(xm.shape[len(keep):], dtype=np.int64)))
-  vals = []
-  for row in rows:
-    try:
-      vals.append(math.fsum(row.tolist()))
-    except (ValueError, OverflowError):
-      vals.append(math.nan)
-  r = np.array(vals, dtype=np.float64).reshape(out_shape)
+  r = np.array([f(row.tolist()) for row in rows]).reshape(out_shape)
   return np.expand_dims(r, ax) if keepdim else r
+
+
+def exact_sum(x, ax, keepdim):
+  """The exact sum over the axes ax, rounded once to float64 (math.fsum); NaN where fsum gives up (inf - inf,
+  overflow)."""
+  if not ax: return x.astype(np.float64)
+
+  def fsum(terms):
+    try:
+      return math.fsum(terms)
+    except (ValueError, OverflowError):
+      return math.nan
+  return per_output(x, ax, keepdim, fsum).astype(np.float64)
 
 
 PRECISION = {"float16": 11, "float32": 24, "float64": 53}  # significand bits
@@ -232,20 +237,13 @@ def exact_in_any_order(x, ax, keepdim, acc):
   terms are multiples of the finest bit among them and their absolute sum needs no more than acc's
   significand bits at that granularity. Only then must another summation order give the same result."""
   if not ax: return np.ones(x.shape, bool)
-  keep = [i for i in range(x.ndim) if i not in ax]
-  xm = np.transpose(x.astype(np.float64), keep + list(ax))
-  out_shape = xm.shape[:len(keep)]
-  rows = xm.reshape(int(np.prod(out_shape, dtype=np.int64)), int(np.prod(xm.shape[len(keep):], dtype=np.int64)))
-  ok = []
-  for row in rows:
-    terms = [v for v in row.tolist() if v != 0]
-    if not terms or not all(math.isfinite(v) for v in terms):
-      ok.append(not terms)
-      continue
+
+  def exact(row):
+    terms = [v for v in row if v != 0]
+    if not terms or not all(math.isfinite(v) for v in terms): return not terms
     g = min(lowest_bit(v) for v in terms)
-    ok.append(math.fsum(abs(v) for v in terms) / g < 2.0 ** PRECISION[acc])
-  r = np.array(ok, dtype=bool).reshape(out_shape)
-  return np.expand_dims(r, ax) if keepdim else r
+    return math.fsum(abs(v) for v in terms) / g < 2.0 ** PRECISION[acc]
+  return per_output(x, ax, keepdim, exact).astype(bool)
 
 
 def noisy_sum(run, x, ax, keepdim, acc):

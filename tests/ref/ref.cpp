@@ -1,9 +1,6 @@
 #include "ref.h"
 
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -12,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-extern char** environ;
+#include "python_process.h"
 
 namespace tgtest {
 
@@ -20,62 +17,11 @@ using nlohmann::json;
 
 namespace {
 
-// The Python process, started on first use and kept for the life of the test binary.
-class TorchProcess {
- public:
-  static TorchProcess& get() {
-    static TorchProcess p;
-    return p;
-  }
-  json call(const json& req) {
-    std::string line = req.dump() + "\n";
-    if (fwrite(line.data(), 1, line.size(), in_) != line.size() || fflush(in_) != 0)
-      throw std::runtime_error("torch_ref: cannot write to the python process");
-    char* buf = nullptr;
-    size_t cap = 0;
-    ssize_t n = getline(&buf, &cap, out_);
-    std::string reply = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-    free(buf);
-    if (reply.empty()) throw std::runtime_error("torch_ref: the python process (" TG_REF_PYTHON ") exited; is python3-torch installed?");
-    return json::parse(reply);
-  }
-
- private:
-  TorchProcess() {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) throw std::runtime_error("torch_ref: pipe failed");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-    posix_spawn_file_actions_addclose(&fa, to_child[1]);
-    posix_spawn_file_actions_addclose(&fa, from_child[0]);
-    const char* argv[] = {TG_REF_PYTHON, TG_REF_SCRIPT, nullptr};
-    // ASan's preload must not leak into the interpreter
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e; e++)
-      if (std::string(*e).rfind("LD_PRELOAD=", 0) != 0) env_s.emplace_back(*e);
-    std::vector<char*> env;
-    for (auto& s : env_s) env.push_back(s.data());
-    env.push_back(nullptr);
-    int rc = posix_spawn(&pid_, TG_REF_PYTHON, &fa, nullptr, const_cast<char**>(argv), env.data());
-    posix_spawn_file_actions_destroy(&fa);
-    close(to_child[0]);
-    close(from_child[1]);
-    if (rc != 0) throw std::runtime_error("torch_ref: cannot start " TG_REF_PYTHON);
-    in_ = fdopen(to_child[1], "w");
-    out_ = fdopen(from_child[0], "r");
-  }
-  ~TorchProcess() {
-    if (in_) fclose(in_);
-    if (out_) fclose(out_);
-    int st;
-    waitpid(pid_, &st, 0);
-  }
-  pid_t pid_ = 0;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
-};
+// The PyTorch process, started on first use and kept for the life of the test binary.
+PythonProcess& torch_process() {
+  static PythonProcess p(TG_REF_SCRIPT, "torch_ref", "python3-torch");
+  return p;
+}
 
 json encode(const Tensor& t, bool requires_grad = false) {
   json data = json::array();
@@ -125,7 +71,7 @@ RefReply torch_eval(const std::string& expr, const std::vector<Tensor>& inputs, 
   json req = {{"expr", expr}, {"inputs", json::array()}, {"grad_out", nullptr}};
   for (size_t i = 0; i < inputs.size(); i++) req["inputs"].push_back(encode(inputs[i], i < requires_grad.size() && requires_grad[i]));
   if (grad_out) req["grad_out"] = encode(*grad_out);
-  json rep = TorchProcess::get().call(req);
+  json rep = torch_process().call(req);
   if (!rep["ok"].get<bool>()) throw std::runtime_error("torch: " + expr + ": " + rep["error"].get<std::string>());
   RefReply r;
   for (const json& o : rep["outputs"]) r.outputs.push_back({o["shape"].get<Shape>(), o["dtype"].get<std::string>(), decode_data(o["data"])});
