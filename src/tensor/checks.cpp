@@ -66,13 +66,7 @@ void check_fill_value(double v, DType dtype, const char* op) {
 }
 
 Tensor const_tensor(const Shape& shape, double v, DType dtype, const std::string& device) {
-  if (dtype.is_int() && dtype.itemsize() < 8 && std::isfinite(v) && (v < dtype.min() || v > dtype.max())) {
-    // two's complement wrap into the dtype (a CONST holds the value as given, so wrap it here); 64-bit
-    // values are held as int64 already, where -1 is uint64's all-ones
-    double span = dtype.max() - dtype.min() + 1, t = std::fmod(std::trunc(v) - dtype.min(), span);
-    v = (t < 0 ? t + span : t) + dtype.min();
-  }
-  return Tensor(LazyBuffer::cnst(v, dtype, dev_or_default(device), shape));
+  return Tensor(LazyBuffer::cnst(v, dtype, dev_or_default(device), shape));  // an integer wraps (UOp::cnst)
 }
 
 void check_index_range(const Tensor& idx, int64_t lo, int64_t hi, const char* op, const std::string& what, std::optional<int64_t> ignore) {
