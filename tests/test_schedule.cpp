@@ -72,6 +72,7 @@ TEST(ScheduleDot, RenderedSourceHasOneLoopAndAccumulator) {
   // DEBUG=4 prints the source when a kernel is first built. The factor 7919 is fused into the kernel's
   // AST and used by no other test, so this kernel is new to the method cache even when every test runs
   // in one process, and the source is always printed.
+  Context noopt{{"NOOPT", 1}};  // seed 002's kernel, before any optimization
   std::string printed;
   {
     Context ctx{{"DEBUG", 4}};

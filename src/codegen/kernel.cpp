@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <set>
 
 #include "tg/error.h"
 #include "uop/rewrite.h"
@@ -13,40 +14,68 @@ namespace {
 const ShapeTracker& st_of(const UOpPtr& view) {
   return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(view->arg));
 }
-std::vector<UOpPtr> views_of(const UOpPtr& ast) {
-  std::vector<UOpPtr> v;
-  for (auto& u : ast->toposort())
-    if (u->op == Ops::VIEW) v.push_back(u);
-  return v;
-}
 }  // namespace
+
+const char* optops_name(OptOps op) {
+  switch (op) {
+    case OptOps::UPCAST: return "UPCAST";
+    case OptOps::UNROLL: return "UNROLL";
+    case OptOps::LOCAL: return "LOCAL";
+    case OptOps::GROUP: return "GROUP";
+    case OptOps::GROUPTOP: return "GROUPTOP";
+    case OptOps::PADTO: return "PADTO";
+    case OptOps::NOLOCALS: return "NOLOCALS";
+  }
+  return "?";
+}
+
+std::string Opt::str() const { return std::string(optops_name(op)) + "(" + std::to_string(axis) + ", " + std::to_string(amount) + ")"; }
+
+int64_t reduce_arg(Ops op, size_t nvals) { return static_cast<int64_t>(op) | static_cast<int64_t>(nvals) << 8; }
+Ops reduce_op(const UOp& r) { return static_cast<Ops>(std::get<int64_t>(r.arg) & 0xff); }
+size_t reduce_nvals(const UOp& r) { return static_cast<size_t>(std::get<int64_t>(r.arg) >> 8); }
 
 Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(ren) {
   TG_ASSERT(ast_->op == Ops::SINK && ast_->src.size() == 1 && ast_->src[0]->op == Ops::STORE);
-  Shape out = st_of(ast_->src[0]->src[1]).shape();
+  views_.push_back(ast_->src[0]->src[1]);
+  std::vector<ReduceArg> reduces;
+  for (auto& u : ast_->toposort()) {
+    if (u->op == Ops::VIEW && u != views_[0]) views_.push_back(u);
+    if (u->op == Ops::REDUCE_AXIS) reduces.push_back(std::get<ReduceArg>(u->arg));
+  }
+  Shape out = st_of(views_[0]).shape();
   // the loop sizes: the largest view's, except that a dim some view has as 0 is empty (a reduce over
   // a zero-length axis runs no iterations and leaves its identity)
   Shape full = out;
-  for (auto& v : views_of(ast_)) {
+  for (auto& v : views_) {
     const Shape& s = st_of(v).shape();
     TG_ASSERT(s.size() == full.size(), "kernel views of different ranks");
     for (size_t i = 0; i < s.size(); i++) full[i] = (full[i] == 0 || s[i] == 0) ? 0 : std::max(full[i], s[i]);
   }
   // reduce dims last
-  std::vector<int> keep, red;
+  std::vector<int> keep, red, perm;
   for (int i = 0; i < static_cast<int>(full.size()); i++) (out[i] == full[i] ? keep : red).push_back(i);
-  perm_ = keep;
-  perm_.insert(perm_.end(), red.begin(), red.end());
-  // merge neighbouring dims of the same kind when every view walks them as one
+  perm = keep;
+  perm.insert(perm.end(), red.begin(), red.end());
+  // merge neighbouring dims of the same kind when every view walks them as one (and every reduce
+  // reduces both or neither)
   std::vector<ShapeTracker> sts;
-  for (auto& v : views_of(ast_)) sts.push_back(st_of(v).permute(perm_));
+  for (auto& v : views_) sts.push_back(st_of(v).permute(perm));
   std::vector<std::vector<std::optional<int64_t>>> strides;
   for (auto& st : sts) strides.push_back(st.real_strides());
-  int n = static_cast<int>(perm_.size()), nkeep = static_cast<int>(keep.size());
+  auto same_reduces = [&](int a, int b) {
+    for (auto& r : reduces) {
+      bool ia = std::count(r.axes.begin(), r.axes.end(), a) > 0, ib = std::count(r.axes.begin(), r.axes.end(), b) > 0;
+      if (ia != ib) return false;
+    }
+    return true;
+  };
+  std::vector<std::vector<int>> merged;  // kernel dims as groups of permuted dims
+  int n = static_cast<int>(perm.size()), nkeep = static_cast<int>(keep.size());
   int last_real = -1;  // the last dim of size > 1 in the current group
   for (int i = 0; i < n; i++) {
-    int64_t size = full[perm_[i]];
-    bool same_kind = !merged_.empty() && (merged_.back().back() >= nkeep) == (i >= nkeep);
+    int64_t size = full[perm[i]];
+    bool same_kind = !merged.empty() && (merged.back().back() >= nkeep) == (i >= nkeep) && same_reduces(perm[merged.back().back()], perm[i]);
     bool mergeable = same_kind && (size == 1 || last_real < 0);
     if (same_kind && !mergeable) {
       mergeable = true;
@@ -57,39 +86,219 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(ren
         mergeable = sts[k].views.size() == 1 && full_dim(last_real) && full_dim(i) && sp && si && *sp == *si * sts[k].shape()[i];
       }
     }
-    if (mergeable) merged_.back().push_back(i);
-    else { merged_.push_back({i}); last_real = -1; }
+    if (mergeable) merged.back().push_back(i);
+    else { merged.push_back({i}); last_real = -1; }
     if (size > 1) last_real = i;
   }
-  for (auto& g : merged_) {
+  Shape kshape;
+  for (auto& g : merged) {
     int64_t f = 1, o = 1;
-    for (int64_t i : g) { f *= full[perm_[i]]; o *= out[perm_[i]]; }
-    full_shape_.push_back(f);
-    output_shape_.push_back(o);
+    std::vector<int> axes;
+    for (int i : g) { f *= full[perm[i]]; o *= out[perm[i]]; axes.push_back(perm[i]); }
+    types_.push_back(o == f ? AxisType::GLOBAL : AxisType::REDUCE);
+    origin_.push_back(axes);
   }
-  first_reduce_ = 0;
-  while (first_reduce_ < static_cast<int>(full_shape_.size()) && output_shape_[first_reduce_] == full_shape_[first_reduce_]) first_reduce_++;
+  for (auto& st : sts) {
+    Shape s;
+    for (auto& g : merged) {
+      int64_t m = 1;
+      for (int i : g) m *= st.shape()[i];
+      s.push_back(m);
+    }
+    sts_.push_back(st.reshape(s));
+  }
+  base_shape_ = full_shape();
 }
 
-ShapeTracker Kernel::reshape_st(const ShapeTracker& st) const {
-  ShapeTracker p = st.permute(perm_);
-  Shape s;
-  for (auto& g : merged_) {
-    int64_t n = 1;
-    for (int64_t i : g) n *= p.shape()[i];
-    s.push_back(n);
+Shape Kernel::full_shape() const {
+  Shape full = sts_[0].shape();
+  for (auto& st : sts_)
+    for (size_t i = 0; i < full.size(); i++) full[i] = (full[i] == 0 || st.shape()[i] == 0) ? 0 : std::max(full[i], st.shape()[i]);
+  return full;
+}
+
+Shape Kernel::output_shape() const { return sts_[0].shape(); }
+
+std::vector<int> Kernel::dims_of(AxisType t) const {
+  std::vector<int> r;
+  for (int i = 0; i < shape_len(); i++)
+    if (types_[i] == t) r.push_back(i);
+  return r;
+}
+
+std::optional<int64_t> Kernel::stride(size_t i, int d) const { return sts_[i].real_strides()[d]; }
+
+DType Kernel::view_dtype(size_t i) const {
+  for (auto& u : ast_->toposort())
+    if ((u->op == Ops::LOAD || u->op == Ops::STORE) && u->src[1] == views_[i]) return u->src[0]->dtype.base();
+  return dtypes::void_;
+}
+
+// The first UPCAST/UNROLL dim that the renderer can turn into vector lanes: a power of two of at
+// most 64 bytes, contiguous in the output (an UPCAST) or in some load (an UNROLL).
+int Kernel::vector_dim() const {
+  if (ren_.max_vector_bytes() == 0) return -1;
+  Shape full = full_shape();
+  for (int d = 0; d < shape_len(); d++) {
+    if (types_[d] != AxisType::UPCAST && types_[d] != AxisType::UNROLL) continue;
+    int64_t w = full[d];
+    if (w < 2 || (w & (w - 1)) != 0) continue;
+    bool ok = false;
+    for (size_t i = 0; i < sts_.size() && !ok; i++) {
+      if (types_[d] == AxisType::UPCAST && i != output_view()) continue;
+      DType dt = view_dtype(i);
+      if (dt == dtypes::void_ || dt.is_bool()) continue;
+      ok = w * dt.itemsize() <= ren_.max_vector_bytes() && stride(i, d) == std::optional<int64_t>{1};
+    }
+    if (ok) return d;
   }
-  return p.reshape(s);
+  return -1;
+}
+
+int Kernel::insert_point(AxisType t) const {
+  int i = 0;
+  while (i < shape_len() && (t == AxisType::UPCAST || t == AxisType::UNROLL || types_[i] <= t)) i++;
+  return i;
+}
+
+void Kernel::shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before) {
+  // split dim into (rest, amount) (or (amount, rest) when top), then move the amount part in front of
+  // the dim that was insert_before (the end when it is shape_len())
+  int n = shape_len(), moved = top ? dim : dim + 1;
+  int dest = insert_before == n ? n + 1 : insert_before <= dim ? insert_before : insert_before + 1;
+  std::vector<int> order;
+  for (int i = 0; i <= n; i++)
+    if (i != moved) order.push_back(i);
+  auto at = dest == n + 1 ? order.end() : std::find(order.begin(), order.end(), dest);
+  order.insert(at, moved);
+  for (auto& st : sts_) {
+    Shape ns;
+    for (int i = 0; i < n; i++) {
+      int64_t s = st.shape()[i];
+      if (i != dim) { ns.push_back(s); continue; }
+      int64_t a = s == 1 ? 1 : amount, rest = s == 1 ? 1 : s / amount;
+      ns.push_back(top ? a : rest);
+      ns.push_back(top ? rest : a);
+    }
+    st = st.reshape(ns).permute(order);
+  }
+  std::vector<AxisType> types = types_;
+  std::vector<std::vector<int>> origin = origin_;
+  types.insert(types.begin() + dim + 1, types_[dim]);
+  origin.insert(origin.begin() + dim + 1, origin_[dim]);
+  types[moved] = type;
+  types_.clear();
+  origin_.clear();
+  for (int i : order) { types_.push_back(types[i]); origin_.push_back(origin[i]); }
+}
+
+void Kernel::pad_to(int dim, int64_t amount) {
+  int64_t size = full_shape()[dim], padded = (size + amount - 1) / amount * amount;
+  for (auto& st : sts_) {
+    if (st.shape()[dim] == 1 && size != 1) continue;  // broadcast along dim: nothing to pad
+    std::vector<std::pair<int64_t, int64_t>> arg(shape_len(), {0, 0});
+    arg[dim] = {0, padded - size};
+    st = st.pad(arg);
+  }
+}
+
+void Kernel::apply_opt(const Opt& opt) {
+  const char* opname = optops_name(opt.op);
+  Shape full = full_shape();
+  auto fail = [&](const std::string& why) { TG_ERROR("apply_opt ", opt.str(), " on kernel ", name(), " of shape ", shape_str(full), " (", ren_.device(), "): ", why); };
+  for (int64_t d : full)
+    if (d == 0) fail("the kernel has an empty dim");
+  if (opt.op == OptOps::NOLOCALS) {
+    if (!dims_of(AxisType::LOCAL).empty()) fail("locals are already in use");
+    dont_use_locals_ = true;
+    applied_.push_back(opt);
+    return;
+  }
+  // the dim the opt acts on
+  std::vector<int> cls;
+  for (int i = 0; i < shape_len(); i++) {
+    bool out = types_[i] == AxisType::GLOBAL || types_[i] == AxisType::LOCAL;
+    bool red = types_[i] == AxisType::REDUCE;
+    if (((opt.op == OptOps::UPCAST || opt.op == OptOps::LOCAL || opt.op == OptOps::PADTO) && out) ||
+        ((opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP) && red) ||
+        (opt.op == OptOps::PADTO && red))
+      cls.push_back(i);
+  }
+  if (opt.axis < 0 || opt.axis >= static_cast<int>(cls.size()))
+    fail("axis " + std::to_string(opt.axis) + " is out of range (the kernel has " + std::to_string(cls.size()) + " such dims)");
+  int dim = cls[opt.axis];
+  int64_t amt = opt.amount == 0 ? full[dim] : opt.amount;
+  if (amt < 1) fail("the amount must be positive");
+
+  if (opt.op == OptOps::PADTO) {
+    if (amt < 2) fail("padding to a multiple of 1 does nothing");
+    if (types_[dim] == AxisType::REDUCE) {
+      // padded elements read 0 from every buffer: only a sum whose source maps zeros to zero is unchanged
+      for (auto& u : ast_->toposort()) {
+        if (u->op == Ops::REDUCE_AXIS && std::get<ReduceArg>(u->arg).op != Ops::ADD) fail("only a sum can be padded along its reduce dim");
+        static const std::set<Ops> zero_safe = {Ops::ADD, Ops::MUL, Ops::NEG, Ops::CAST, Ops::SQRT, Ops::SIN, Ops::MAX, Ops::AND,
+                                                Ops::OR, Ops::XOR, Ops::CMPNE, Ops::CMPLT, Ops::LOAD, Ops::CONST, Ops::VIEW,
+                                                Ops::DEFINE_GLOBAL, Ops::REDUCE_AXIS, Ops::STORE, Ops::SINK};
+        if (!zero_safe.count(u->op)) fail(std::string("the reduce's source has ") + op_name(u->op) + ", which does not map 0 to 0");
+      }
+    }
+    if (full[dim] % amt == 0) fail("dim " + std::to_string(dim) + " of size " + std::to_string(full[dim]) + " is already a multiple of " + std::to_string(amt));
+    if (full[dim] > INT32_MAX) fail("the dim is too large to pad");
+    pad_to(dim, amt);
+    applied_.push_back(opt);
+    return;
+  }
+  if ((opt.op == OptOps::UPCAST || opt.op == OptOps::UNROLL) && amt > 32) fail("at most 32 values along one upcast dim");
+  if (full[dim] % amt != 0)
+    fail("dim " + std::to_string(dim) + " of size " + std::to_string(full[dim]) + " is not divisible by " + std::to_string(amt));
+  switch (opt.op) {
+    case OptOps::UPCAST: case OptOps::UNROLL: {
+      int64_t values = amt;
+      for (int i = 0; i < shape_len(); i++)
+        if (types_[i] == AxisType::UPCAST || types_[i] == AxisType::UNROLL) values *= full[i];
+      if (values > 1024) fail("the upcast and unrolled dims would expand to " + std::to_string(values) + " values (at most 1024)");
+      AxisType t = opt.op == OptOps::UPCAST ? AxisType::UPCAST : AxisType::UNROLL;
+      shift_to(dim, amt, t, false, shape_len());
+      break;
+    }
+    case OptOps::LOCAL:
+      if (!ren_.has_local()) fail(std::string(opname) + " needs local dims, which the " + ren_.device() + " renderer does not have");
+      if (dont_use_locals_) fail("NOLOCALS was applied");
+      shift_to(dim, amt, AxisType::LOCAL, false, insert_point(AxisType::LOCAL));
+      break;
+    case OptOps::GROUP: case OptOps::GROUPTOP:
+      if (!ren_.has_shared()) fail(std::string(opname) + " needs shared memory, which the " + ren_.device() + " renderer does not have");
+      fail(std::string(opname) + " is not supported by this code generator yet");
+      break;
+    default: fail("unknown opt");
+  }
+  // a size-1 dim left behind is dropped from no view (kept: it lowers to the constant 0)
+  applied_.push_back(opt);
 }
 
 std::string Kernel::name() const {
-  std::string n = first_reduce_ < static_cast<int>(full_shape_.size()) ? "r" : "E";
-  for (int64_t d : full_shape_) n += "_" + std::to_string(d);
-  if (full_shape_.empty()) n += "_1";
+  bool reduce = false;
+  for (AxisType t : types_) reduce |= t == AxisType::REDUCE || t == AxisType::UNROLL || t == AxisType::GROUP_REDUCE;
+  for (const Opt& o : applied_) reduce |= o.op == OptOps::UNROLL;
+  std::string n = reduce ? "r" : "E";
+  for (int64_t d : base_shape_) n += "_" + std::to_string(d);
+  if (base_shape_.empty()) n += "_1";
   return n;
 }
 
+std::string Kernel::colored_shape() const {
+  // tinygrad's colours: global blue, local cyan, group green, reduce red, unroll magenta, upcast yellow
+  static const char* colour[] = {"34", "36", "32", "31", "35", "33"};
+  Shape full = full_shape();
+  std::string s;
+  for (int i = 0; i < shape_len(); i++)
+    s += std::string(i ? " " : "") + "\033[" + colour[static_cast<int>(types_[i])] + "m" + std::to_string(full[i]) + "\033[0m";
+  return s.empty() ? "()" : s;
+}
+
 DType Kernel::index_dtype() const {
+  for (auto& st : sts_)
+    if (st.index_bound() > INT32_MAX) return dtypes::int64;
   for (auto& u : ast_->toposort()) {
     if (u->op == Ops::VIEW && st_of(u).index_bound() > INT32_MAX) return dtypes::int64;
     // a gather's loaded offset is int64 when its data has 2^31 elements or more
@@ -98,70 +307,13 @@ DType Kernel::index_dtype() const {
   return dtypes::int32;
 }
 
-UOpPtr Kernel::lower() const {
-  int n = static_cast<int>(full_shape_.size());
-  DType idt = index_dtype();
-  std::vector<UOpPtr> idxs;
-  for (int i = 0; i < n; i++) {
-    if (full_shape_[i] == 1) idxs.push_back(UOp::cnst_int(idt, 0));
-    else if (i < first_reduce_ && i < ren_.global_max_dims())
-      idxs.push_back(UOp::make(Ops::SPECIAL, idt, {}, VarArg{"gidx" + std::to_string(i), 0, full_shape_[i] - 1}));
-    else
-      idxs.push_back(UOp::make(Ops::RANGE, idt, {UOp::cnst_int(idt, 0), UOp::cnst_int(idt, full_shape_[i])}, int64_t{i}));
-  }
-  auto indexed = [&](const UOpPtr& view) {
-    ShapeTracker st = reshape_st(st_of(view));
-    std::vector<UOpPtr> ix;
-    for (int i = 0; i < n; i++) ix.push_back(st.shape()[i] == 1 ? UOp::cnst_int(idt, 0) : idxs[i]);
-    return st.to_indexed_uops(ix);
-  };
-  // bottom-up over the AST
-  std::unordered_map<const UOp*, UOpPtr> done;
-  for (auto& u : ast_->toposort()) {
-    std::vector<UOpPtr> src;
-    for (auto& s : u->src) src.push_back(done.count(s.get()) ? done.at(s.get()) : s);
-    UOpPtr r;
-    switch (u->op) {
-      case Ops::VIEW: case Ops::DEFINE_GLOBAL: r = u; break;
-      case Ops::CONST: {
-        auto [idx, valid] = indexed(u->src[0]);
-        UOpPtr c = UOp::make(Ops::CONST, u->dtype, {}, u->arg);
-        r = valid->is_const(1) ? c : valid->where(c, UOp::cnst(u->dtype, 0));
-        break;
-      }
-      case Ops::LOAD: {
-        auto [idx, valid] = indexed(u->src[1]);
-        if (valid->is_const(0)) { r = UOp::cnst(u->dtype, 0); break; }
-        // a gather's data-dependent load: an offset read from another buffer, and whether it is in range
-        if (u->src.size() == 4) { idx = idx->add(src[2]->cast(idt)); valid = valid->and_(src[3]); }
-        UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], idx});
-        r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid});
-        break;
-      }
-      case Ops::STORE: {
-        auto [idx, valid] = indexed(u->src[1]);
-        r = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], idx}), src[2]});
-        break;
-      }
-      case Ops::REDUCE_AXIS: {
-        std::vector<UOpPtr> s{src[0]};
-        for (int i = first_reduce_; i < n; i++)
-          if (idxs[i]->op == Ops::RANGE) s.push_back(idxs[i]);
-        r = UOp::make(Ops::REDUCE, u->dtype, std::move(s), static_cast<int64_t>(std::get<ReduceArg>(u->arg).op));
-        break;
-      }
-      default: r = UOp::make(u->op, u->dtype, std::move(src), u->arg);
-    }
-    done[u.get()] = r;
-  }
-  return done.at(ast_.get());
+std::vector<UOpPtr> Kernel::linearize() const {
+  return tg::linearize(reduce_to_acc(vectorize(simplify(lower()), ren_)));
 }
-
-std::vector<UOpPtr> Kernel::linearize() const { return tg::linearize(simplify(lower())); }
 
 int64_t Kernel::estimate_ops() const {
   int64_t total = 1;
-  for (int64_t d : full_shape_) total *= d;
+  for (int64_t d : base_shape_) total *= d;
   int64_t alu = 0;
   for (auto& u : ast_->toposort())
     if (is_alu(u->op) || u->op == Ops::REDUCE_AXIS) alu++;

@@ -1,10 +1,13 @@
-// Kernel: one ScheduleItem's AST as a loop nest, and the optimizations applied to it.
+// Kernel: one ScheduleItem's AST as a loop nest over typed axes, and the optimizations applied to it.
 //
-// Every VIEW in the AST has the same number of dims. The Kernel puts the reduce dims last, merges
-// adjacent dims that are contiguous in every buffer, then lowers the AST to UOps: one index per dim
-// (SPECIAL for the dims the device launches, RANGE loops for the rest), LOAD/STORE through
-// ShapeTracker index expressions, REDUCE over its ranges; the symbolic rules simplify the result and
-// linearize() orders it into a list the renderer prints line by line.
+// The Kernel holds one ShapeTracker per VIEW of the AST, all in the same kernel dims, and a type per
+// dim. Dims stay in the order of their types: GLOBAL, LOCAL, GROUP_REDUCE, REDUCE, then the UNROLL and
+// UPCAST dims in the order they were made. An Opt reshapes dims (shift_to splits one and moves the new
+// part) and retypes them; apply_opt validates it first and throws tg::Error instead of producing wrong
+// code. Lowering turns axis types into UOps: SPECIAL for the dims the device launches, RANGE loops for
+// the other GLOBAL dims and (fresh for each REDUCE_AXIS) for the reduce dims, and one value per index
+// of the UPCAST/UNROLL dims (register tiles). One UPCAST/UNROLL dim may become vector lanes: it is
+// lowered as a lane variable and vectorize() lifts whatever depends on it into vector UOps.
 #pragma once
 #include <string>
 #include <vector>
@@ -15,33 +18,82 @@
 
 namespace tg {
 
+// seed 001's optimizations. axis counts within a class of dims: UPCAST, LOCAL and PADTO among the
+// GLOBAL/LOCAL dims, UNROLL among the REDUCE dims, GROUP/GROUPTOP among the REDUCE dims; amount 0
+// means the whole dim. NOLOCALS forbids LOCAL afterwards.
+enum class OptOps : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, NOLOCALS };
+struct Opt {
+  OptOps op;
+  int axis = 0;
+  int64_t amount = 0;
+  bool operator==(const Opt&) const = default;
+  std::string str() const;  // "UPCAST(1, 4)"
+};
+const char* optops_name(OptOps op);
+
+enum class AxisType : uint8_t { GLOBAL, LOCAL, GROUP_REDUCE, REDUCE, UNROLL, UPCAST };
+
 class Kernel {
  public:
   Kernel(UOpPtr ast, const Renderer& ren);
 
-  const Shape& full_shape() const { return full_shape_; }
-  const Shape& output_shape() const { return output_shape_; }
-  int first_reduce() const { return first_reduce_; }
-  std::string name() const;  // "r_4", "E_4_4": kind, then the loop sizes
+  Shape full_shape() const;                 // the loop sizes, one per dim
+  Shape output_shape() const;               // the output's sizes (1 on reduce dims)
+  const std::vector<AxisType>& axis_types() const { return types_; }
+  int shape_len() const { return static_cast<int>(types_.size()); }
+  const std::vector<Opt>& applied_opts() const { return applied_; }
+  const UOpPtr& ast() const { return ast_; }
+  const Renderer& renderer() const { return ren_; }
+  std::string name() const;                 // "r_4", "E_4_4": kind, then the loop sizes before any opt
+  std::string colored_shape() const;        // the dims coloured by type, as tinygrad's DEBUG=3 line
 
-  UOpPtr lower() const;                     // the kernel as a UOp graph (SINK of STOREs)
-  std::vector<UOpPtr> linearize() const;    // lowered, simplified, ordered for rendering
+  void apply_opt(const Opt& opt);           // tg::Error when the opt is not valid for this kernel/device
+  void hand_coded_optimizations();          // the default heuristics (heuristic.cpp)
+
+  // The dims of one axis type, and the dim that becomes vector lanes (-1: none).
+  std::vector<int> dims_of(AxisType t) const;
+  int vector_dim() const;
+  // The stride of dim `d` in buffer view `i` when it is affine (nullopt when not, or masked).
+  std::optional<int64_t> stride(size_t i, int d) const;
+  size_t output_view() const { return 0; }  // views_[0] is the STORE's
+  size_t num_views() const { return views_.size(); }
+  DType view_dtype(size_t i) const;          // the element type of the buffer behind view i (void: a CONST)
+
+  UOpPtr lower() const;                     // SINK of STOREs over RANGE/SPECIAL/REDUCE (lowerer.cpp)
+  std::vector<UOpPtr> linearize() const;    // lowered, vectorized, simplified, ordered for rendering
   int64_t estimate_ops() const;             // ALU ops executed, for GFLOP/s and the thread-pool hint
   int64_t estimate_mem() const;             // bytes read and written
 
  private:
   UOpPtr ast_;
   const Renderer& ren_;
-  Shape full_shape_, output_shape_;
-  int first_reduce_ = 0;
-  std::vector<int> perm_;          // AST dim order -> kernel dim order
-  std::vector<std::vector<int64_t>> merged_;  // kernel dims as groups of AST dims (after perm_)
-  ShapeTracker reshape_st(const ShapeTracker& st) const;  // an AST view in kernel dims
-  DType index_dtype() const;  // int32, or int64 when some index can reach 2^31
+  std::vector<UOpPtr> views_;               // the AST's VIEW nodes; views_[0] belongs to the STORE
+  std::vector<ShapeTracker> sts_;           // views_ in kernel dims
+  std::vector<AxisType> types_;
+  std::vector<std::vector<int>> origin_;    // the AST axes each dim comes from (which reduces reduce it)
+  std::vector<Opt> applied_;
+  Shape base_shape_;                        // the loop sizes before any opt (for the name)
+  bool dont_use_locals_ = false;
+
+  void shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before);
+  void pad_to(int dim, int64_t amount);
+  int insert_point(AxisType t) const;       // where a new dim of this type goes
+  DType index_dtype() const;                // int32, or int64 when some index can reach 2^31
 };
 
-// Orders a lowered kernel graph for rendering: loops opened outside-in, accumulators before their
-// loops, reduce results after them.
+// The passes after lowering, in order (each a pure function of the graph; expander.cpp, linearize.cpp).
+// vectorize: lifts what depends on a lane variable into vector UOps of its width, splitting into lanes
+// the ops the renderer cannot run on vectors; reduce_to_acc: each REDUCE becomes DEFINE_ACC + ASSIGN
+// (MULACC for a float sum of products); linearize: orders the graph by loop scopes for rendering.
+UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren);
+UOpPtr reduce_to_acc(const UOpPtr& sink);
 std::vector<UOpPtr> linearize(const UOpPtr& sink);
+
+// REDUCE in lowered code: REDUCE(values..., RANGE..., [lane]) reduces its values (the unrolled ones,
+// combined in order) over its ranges (and, for a vector UNROLL, over the lanes). Its arg packs the op
+// and the number of values.
+int64_t reduce_arg(Ops op, size_t nvals);
+Ops reduce_op(const UOp& r);
+size_t reduce_nvals(const UOp& r);
 
 }  // namespace tg

@@ -1,11 +1,15 @@
-// Orders a lowered kernel graph into the list the renderer prints.
+// Orders a lowered kernel graph (after reduce_to_acc) into the list the renderer prints.
 //
-// The loop nest is a chain: the kernel's outer RANGEs (in axis order), and inside the innermost one the
-// reduce's RANGEs. Every UOp lands in one region: before the loops (no range), in the outer loops
-// before the reduce, in the reduce body (depends on a reduce range), or after the reduce (uses its
-// result). Within a region UOps keep their topological order. The reduce becomes DEFINE_ACC before
-// its loops and ASSIGN inside them; the REDUCE node itself is placed after ENDRANGE and names the result.
+// Every UOp has a scope: the loops it must run inside. A RANGE's scope is itself, a SPECIAL's too (the
+// CPU runs it as the outermost loop), a DEFINE_ACC's the ranges of its reduce (the accumulating ops
+// belong in that loop), and an ASSIGN gives its users its scope minus its own ranges (the result is
+// read after the loop). Emission is a walk in topological order: a node is emitted as soon as every
+// loop of its scope is open; an ASSIGN whose result fits the open loops opens its loop: first what the
+// loop body needs but does not vary in it, then the accumulators, the RANGEs (in dim order), the body,
+// and ENDRANGEs. Accumulators with the same ranges and outer scope share one loop (a register tile).
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,62 +18,130 @@
 
 namespace tg {
 
-std::vector<UOpPtr> linearize(const UOpPtr& sink) {
-  std::vector<UOpPtr> topo = sink->toposort();
-  UOpPtr reduce;
-  for (auto& u : topo)
-    if (u->op == Ops::REDUCE) {
-      TG_ASSERT(!reduce, "one reduce per kernel");
-      reduce = u;
-    }
-  std::unordered_set<const UOp*> reduce_ranges;
-  if (reduce)
-    for (size_t i = 1; i < reduce->src.size(); i++) reduce_ranges.insert(reduce->src[i].get());
+namespace {
 
-  // per UOp: does it depend on an outer range, a reduce range, the reduce result?
-  enum : uint8_t { OUTER = 1, BODY = 2, AFTER = 4 };
-  std::unordered_map<const UOp*, uint8_t> flags;
-  std::vector<UOpPtr> outer_ranges;
-  for (auto& u : topo) {
-    uint8_t f = 0;
-    if (u->op == Ops::RANGE) {
-      if (reduce_ranges.count(u.get())) f = BODY;
-      else { f = OUTER; outer_ranges.push_back(u); }
-    } else if (u->op == Ops::REDUCE) {
-      f = static_cast<uint8_t>((flags[u->src[0].get()] & OUTER) | AFTER);
-    } else {
-      for (auto& s : u->src) f |= flags[s.get()];
+using Scope = std::set<const UOp*>;
+
+bool subset(const Scope& a, const Scope& b) { return std::includes(b.begin(), b.end(), a.begin(), a.end()); }
+
+struct Linearizer {
+  std::vector<UOpPtr> topo, out;
+  std::unordered_map<const UOp*, Scope> scope, exported;
+  std::unordered_map<const UOp*, size_t> order;  // position in topo
+  std::unordered_set<const UOp*> emitted;  // in scope now (a loop's body leaves it when the loop ends)
+  std::unordered_set<const UOp*> placed;   // emitted at least once
+
+  explicit Linearizer(const UOpPtr& sink) : topo(sink->toposort()) {
+    for (size_t i = 0; i < topo.size(); i++) order[topo[i].get()] = i;
+    for (auto& u : topo) {
+      Scope s;
+      if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) s.insert(u.get());
+      else if (u->op == Ops::DEFINE_ACC) for (size_t i = 1; i < u->src.size(); i++) s.insert(u->src[i].get());
+      else for (auto& x : u->src) s.insert(exported[x.get()].begin(), exported[x.get()].end());
+      scope[u.get()] = s;
+      if (u->op == Ops::ASSIGN)
+        for (size_t i = 1; i < u->src[0]->src.size(); i++) s.erase(u->src[0]->src[i].get());
+      exported[u.get()] = s;
     }
-    flags[u.get()] = f;
   }
-  std::sort(outer_ranges.begin(), outer_ranges.end(),
-            [](const UOpPtr& a, const UOpPtr& b) { return std::get<int64_t>(a->arg) < std::get<int64_t>(b->arg); });
 
-  std::vector<UOpPtr> out;
-  auto region = [&](auto pred) {
+  std::vector<UOpPtr> ranges_of(const UOpPtr& assign) const {
+    std::vector<UOpPtr> r(assign->src[0]->src.begin() + 1, assign->src[0]->src.end());
+    std::sort(r.begin(), r.end(), [](const UOpPtr& a, const UOpPtr& b) { return std::get<int64_t>(a->arg) < std::get<int64_t>(b->arg); });
+    return r;
+  }
+
+  void emit(const UOpPtr& u) {
+    if (emitted.insert(u.get()).second) out.push_back(u);
+    placed.insert(u.get());
+  }
+
+  // Emits every node that `pred` accepts and whose scope the open loops cover.
+  template <class Pred> void block(const Scope& open, Pred pred) {
+    for (size_t i = 0; i < topo.size(); i++) {
+      const UOpPtr& u = topo[i];
+      if (emitted.count(u.get()) || !pred(u)) continue;
+      if (u->op == Ops::RANGE || u->op == Ops::SPECIAL || u->op == Ops::DEFINE_ACC || u->op == Ops::SINK) continue;
+      if (u->op == Ops::ASSIGN) {
+        if (subset(exported.at(u.get()), open)) loop(u, open);
+      } else if (subset(scope.at(u.get()), open)) {
+        emit(u);
+      }
+    }
+  }
+
+  void loop(const UOpPtr& assign, const Scope& open) {
+    // the accumulators sharing this loop: same ranges, same outer scope
+    std::vector<UOpPtr> rr = ranges_of(assign), group;
     for (auto& u : topo)
-      if (u->op != Ops::RANGE && u->op != Ops::REDUCE && u->op != Ops::SINK && pred(flags[u.get()])) out.push_back(u);
-  };
-  region([](uint8_t f) { return f == 0; });
-  for (auto& r : outer_ranges) out.push_back(r);
-  region([](uint8_t f) { return f == OUTER; });
-  if (reduce) {
-    Ops op = static_cast<Ops>(std::get<int64_t>(reduce->arg));
-    DType dt = reduce->dtype;
-    UOpPtr identity = op == Ops::ADD ? UOp::cnst(dt, 0) : UOp::cnst(dt, dt.is_bool() ? 0 : dt.min());
-    UOpPtr acc = UOp::make(Ops::DEFINE_ACC, dt, {identity}, int64_t{0});
-    out.push_back(acc);
-    std::vector<UOpPtr> rr(reduce->src.begin() + 1, reduce->src.end());
-    std::sort(rr.begin(), rr.end(), [](const UOpPtr& a, const UOpPtr& b) { return std::get<int64_t>(a->arg) < std::get<int64_t>(b->arg); });
-    for (auto& r : rr) out.push_back(r);
-    region([](uint8_t f) { return (f & BODY) && !(f & AFTER); });
-    out.push_back(UOp::make(Ops::ASSIGN, dt, {acc, acc->alu(op, reduce->src[0])}));
+      if (u->op == Ops::ASSIGN && !emitted.count(u.get()) && ranges_of(u) == rr && exported.at(u.get()) == exported.at(assign.get()))
+        group.push_back(u);
+    // what the loop body needs
+    std::unordered_set<const UOp*> body;
+    std::vector<const UOp*> stack;
+    for (auto& a : group) stack.push_back(a.get());
+    while (!stack.empty()) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (!body.insert(x).second) continue;
+      for (auto& s : x->src)
+        if (!emitted.count(s.get())) stack.push_back(s.get());
+    }
+    std::unordered_set<const UOp*> group_set;
+    for (auto& a : group) group_set.insert(a.get());
+    auto in_body = [&](const UOpPtr& u) { return body.count(u.get()) && !group_set.count(u.get()); };
+    block(open, in_body);  // loop-invariant parts, and earlier reduces the body reads
+    for (auto& a : group) emit(a->src[0]);
+    Scope inner = open;
+    size_t first = out.size();
+    for (auto& r : rr) {
+      out.push_back(r);  // a range may run again in another loop (another outer scope): open it each time
+      emitted.insert(r.get());
+      inner.insert(r.get());
+    }
+    block(inner, in_body);
+    for (auto& a : group) emit(a);
     for (auto it = rr.rbegin(); it != rr.rend(); ++it) out.push_back(UOp::make(Ops::ENDRANGE, dtypes::void_, {*it}));
-    out.push_back(reduce);
-    region([](uint8_t f) { return (f & AFTER) != 0; });
+    // what ran inside the loop is gone after it: another loop over the same ranges emits it again
+    for (size_t i = first; i < out.size(); i++) {
+      const UOp* x = out[i].get();
+      if (x->op == Ops::ASSIGN || x->op == Ops::ENDRANGE) continue;
+      for (auto& r : rr)
+        if (scope.at(x).count(r.get())) { emitted.erase(x); break; }
+    }
   }
-  for (auto it = outer_ranges.rbegin(); it != outer_ranges.rend(); ++it) out.push_back(UOp::make(Ops::ENDRANGE, dtypes::void_, {*it}));
-  return out;
+};
+
+}  // namespace
+
+std::vector<UOpPtr> linearize(const UOpPtr& sink) {
+  Linearizer L(sink);
+  // loop-free nodes first (buffers, constants, reduces that no loop index changes), then the launched
+  // dims and the outer loops in dim order, then everything else
+  L.block({}, [](const UOpPtr&) { return true; });
+  std::vector<UOpPtr> outer;
+  std::set<const UOp*> reduce_ranges;
+  for (auto& u : L.topo)
+    if (u->op == Ops::DEFINE_ACC)
+      for (size_t i = 1; i < u->src.size(); i++) reduce_ranges.insert(u->src[i].get());
+  for (auto& u : L.topo)
+    if (u->op == Ops::SPECIAL || (u->op == Ops::RANGE && !reduce_ranges.count(u.get()))) outer.push_back(u);
+  std::stable_sort(outer.begin(), outer.end(), [](const UOpPtr& a, const UOpPtr& b) {
+    if ((a->op == Ops::SPECIAL) != (b->op == Ops::SPECIAL)) return a->op == Ops::SPECIAL;
+    return a->op == Ops::RANGE && std::get<int64_t>(a->arg) < std::get<int64_t>(b->arg);
+  });
+  Scope open;
+  for (auto& u : outer) {
+    L.emit(u);
+    open.insert(u.get());
+  }
+  L.block(open, [](const UOpPtr&) { return true; });
+  for (auto it = outer.rbegin(); it != outer.rend(); ++it)
+    if ((*it)->op == Ops::RANGE) L.out.push_back(UOp::make(Ops::ENDRANGE, dtypes::void_, {*it}));
+  for (auto& u : L.topo)
+    TG_ASSERT(u->op == Ops::SINK || u->op == Ops::RANGE || u->op == Ops::SPECIAL || L.placed.count(u.get()),
+              "linearize: ", op_name(u->op), " was not placed (its loops never opened)");
+  return L.out;
 }
 
 }  // namespace tg

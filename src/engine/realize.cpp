@@ -6,6 +6,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -51,10 +52,10 @@ double BufferCopy::exec(const std::vector<Buffer*>& bufs, bool wait) {
 }
 
 namespace {
-// Compiled runners by (device, AST), least recently used first out. An evicted runner's program is
+// Compiled runners by (device, AST, NOOPT, BEAM), least recently used first out. An evicted runner's program is
 // unloaded once no schedule holds the runner any more.
 struct MethodCache {
-  using Key = std::pair<std::string, const UOp*>;
+  using Key = std::tuple<std::string, const UOp*, int, int>;
   struct Entry { Key key; UOpPtr ast; std::shared_ptr<CompiledRunner> runner; };  // ast keeps the key's node alive
   std::mutex mu;
   size_t capacity = 1024;
@@ -96,20 +97,13 @@ size_t set_method_cache_capacity(size_t n) {
   return old;
 }
 
-std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast) {
-  MethodCache& mc = method_cache();
-  MethodCache::Key key{device, ast.get()};
-  {
-    std::lock_guard<std::mutex> lock(mc.mu);
-    if (auto it = mc.index.find(key); it != mc.index.end()) {
-      mc.lru.splice(mc.lru.begin(), mc.lru, it->second);
-      return it->second->runner;
-    }
-  }
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::string& device) {
   Compiled& dev = Device::get(device);
-  const Renderer& ren = dev.renderer();
-  if (DEBUG >= 5) std::printf("%s\n", ast->str().c_str());
-  Kernel k(ast, ren);
+  if (DEBUG >= 3) {
+    std::string opts;
+    for (const Opt& o : k.applied_opts()) opts += (opts.empty() ? "" : ", ") + o.str();
+    std::printf("%s: %s  [%s]\n", k.name().c_str(), k.colored_shape().c_str(), opts.c_str());
+  }
   // The name comes from the AST alone (not from which kernels came first), so the same AST renders
   // the same source in every process and the compiler's disk cache hits.
   std::string name = k.name();
@@ -117,7 +111,7 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpP
   if (DEBUG >= 5)
     for (size_t i = 0; i < uops.size(); i++) std::printf("%4zu %-14s %-10s %s\n", i, op_name(uops[i]->op), uops[i]->dtype.name().c_str(), arg_str(uops[i]->arg).c_str());
   auto runner = std::make_shared<CompiledRunner>();
-  runner->kernel = timed_stage("render", name, [&] { return ren.render(name, uops); });
+  runner->kernel = timed_stage("render", name, [&] { return k.renderer().render(name, uops); });
   if (DEBUG >= 4) std::printf("%s\n", runner->kernel.src.c_str());
   std::string lib = timed_stage("compile", name, [&] { return dev.compiler().compile_cached(runner->kernel.src); });
   runner->program = dev.program(name, lib);
@@ -126,6 +120,24 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpP
   runner->op_estimate = k.estimate_ops();
   runner->mem_estimate = k.estimate_mem();
   runner->program->set_work_hint(runner->op_estimate);
+  return runner;
+}
+
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast) {
+  MethodCache& mc = method_cache();
+  MethodCache::Key key{device, ast.get(), NOOPT.value, BEAM.value};
+  {
+    std::lock_guard<std::mutex> lock(mc.mu);
+    if (auto it = mc.index.find(key); it != mc.index.end()) {
+      mc.lru.splice(mc.lru.begin(), mc.lru, it->second);
+      return it->second->runner;
+    }
+  }
+  const Renderer& ren = Device::get(device).renderer();
+  if (DEBUG >= 5) std::printf("%s\n", ast->str().c_str());
+  Kernel k(ast, ren);
+  if (!NOOPT) timed_stage("optimize", k.name(), [&] { k.hand_coded_optimizations(); return 0; });
+  auto runner = compile_kernel(k, device);
   std::lock_guard<std::mutex> lock(mc.mu);
   if (auto it = mc.index.find(key); it != mc.index.end()) return it->second->runner;  // built meanwhile by another caller
   mc.lru.push_front({key, ast, runner});

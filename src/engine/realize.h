@@ -39,6 +39,9 @@ struct BufferCopy final : Runner {
 // The compiled runner for a kernel AST on `device` (from the method cache when seen before). The
 // kernel's name and source depend on the AST only, so the compiler's disk cache hits across processes.
 std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast);
+// A runner for a Kernel as it is (its opts already applied), not cached: for BEAM candidates and tests.
+class Kernel;
+std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::string& device);
 // The method cache keeps the most recently used runners, at most the capacity (default 1024); the
 // least recently used is evicted and its program unloaded. set_ returns the previous capacity.
 size_t method_cache_size();

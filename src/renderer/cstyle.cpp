@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -70,8 +71,6 @@ static inline unsigned long long tg_f2u(double x) {
 bool is_half(DType d) { return d.scalar == Scalar::Float16; }
 bool is_float_to_int(const UOp& u) { return u.op == Ops::CAST && u.src[0]->dtype.is_float() && u.dtype.is_int(); }
 
-// The C type of a value of `d` (float16 values are floats, see above).
-std::string ctype(DType d) { return is_half(d) ? "float" : d.c_name(); }
 // The C type of an element in memory.
 std::string storage_type(DType d) { return is_half(d) ? "unsigned short" : d.base().c_name(); }
 
@@ -157,116 +156,126 @@ std::string shift_expr(const UOp& u, const std::string& a, const std::string& b)
   return "((unsigned long long)" + b + "<" + std::to_string(bits) + "ull?" + shifted + ":" + beyond + ")";
 }
 
-class CPURenderer final : public Renderer {
+// The C-style base: one statement per UOp, in the order linearize() gives. A dialect supplies the
+// kernel signature and buffer prologue, the launched indices (SPECIAL), barriers and local memory, and
+// the text before the function (helpers, vector typedefs).
+class CStyleRenderer : public Renderer {
  public:
-  explicit CPURenderer(std::function<bool()> native_half) : native_half_(std::move(native_half)) {}
-  std::string device() const override { return "CPU"; }
-  int global_max_dims() const override { return 1; }
-
   RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
+    Ctx c;
+    for (auto& u : uops)
+      if (u->op == Ops::STORE) c.stored.insert(u->src[0]->src[0].get());
+    for (auto& u : uops) statement(c, u);
+    close_specials(c);
+    std::ostringstream src;
+    src << "// " << name << "\n" << prelude(uops) << signature(name) << " {\n" << body_prefix() << c.body.str() << "}\n";
+    return {name, src.str(), c.global_size, c.local_size};
+  }
+
+ protected:
+  struct Ctx {
     Names r;  // the C name or literal of each UOp's value
     std::ostringstream body;
     std::string ind = "  ";
-    int counter = 0;
-    bool gidx_loop = false;
-    std::vector<int64_t> global_size{1};
+    int counter = 0, open_specials = 0;
+    std::vector<int64_t> global_size{1}, local_size;
     std::unordered_set<const UOp*> stored;  // buffers written to; the others are const
-    for (auto& u : uops)
-      if (u->op == Ops::STORE) stored.insert(u->src[0]->src[0].get());
-    auto fresh = [&](const char* prefix) { return prefix + std::to_string(counter++); };
-    auto decl = [&](const UOpPtr& u, const char* prefix, const std::string& expr) {
+    std::string fresh(const char* prefix) { return prefix + std::to_string(counter++); }
+    void decl(const UOpPtr& u, const char* prefix, const std::string& expr) {
       std::string n = fresh(prefix);
       body << ind << ctype(u->dtype) << " " << n << " = " << expr << ";\n";
       r[u.get()] = n;
-    };
-    for (auto& u : uops) {
-      auto s = [&](size_t i) { return r.at(u->src[i]); };
-      switch (u->op) {
-        case Ops::DEFINE_GLOBAL: {
-          int64_t i = std::get<int64_t>(u->arg);
-          std::string n = "data" + std::to_string(i), t = (stored.count(u.get()) ? "" : "const ") + storage_type(u->dtype);
-          body << ind << t << "* restrict " << n << " = (" << t << "*)bufs[" << i << "];\n";
-          r[u.get()] = n;
-          break;
-        }
-        case Ops::CONST: break;  // constants are printed where they are used
-        case Ops::SPECIAL: {     // the thread pool's slice of the first global dim
-          auto& v = std::get<VarArg>(u->arg);
-          body << ind << "for (" << ctype(u->dtype) << " " << v.name << " = gstart; " << v.name << " < gend; " << v.name << "++) {\n";
-          ind += "  ";
-          r[u.get()] = v.name;
-          gidx_loop = true;
-          global_size = {v.max + 1};
-          break;
-        }
-        case Ops::RANGE: {
-          std::string n = "ridx" + std::to_string(std::get<int64_t>(u->arg));
-          body << ind << "for (" << ctype(u->dtype) << " " << n << " = " << s(0) << "; " << n << " < " << s(1) << "; " << n << "++) {\n";
-          ind += "  ";
-          r[u.get()] = n;
-          break;
-        }
-        case Ops::ENDRANGE:
-          ind.resize(ind.size() - 2);
-          body << ind << "}\n";
-          break;
-        case Ops::DEFINE_ACC: decl(u, "acc", s(0)); break;
-        case Ops::ASSIGN: body << ind << s(0) << " = " << alu_expr(*u->src[1], r) << ";\n"; break;
-        case Ops::REDUCE: r[u.get()] = r.at(uops_acc(uops)); break;
-        case Ops::INDEX: r[u.get()] = s(0) + "[" + s(1) + "]"; break;
-        case Ops::LOAD: {
-          std::string v = is_half(u->dtype) ? "tg_h2f(" + s(0) + ")" : s(0);
-          if (u->src.size() == 1) decl(u, "val", v);
-          else decl(u, "val", "(" + s(1) + " ? " + v + " : " + const_literal(*UOp::cnst(u->dtype, 0)) + ")");
-          break;
-        }
-        case Ops::STORE: body << ind << s(0) << " = " << (is_half(u->src[1]->dtype) ? "tg_f2h(" + s(1) + ")" : s(1)) << ";\n"; break;
-        case Ops::BITCAST: {  // through the bits in memory; a half's bits are its tg_f2h
-          std::string n = fresh("cast"), from = s(0);
-          if (u->src[0]->op == Ops::CONST && !is_half(u->src[0]->dtype)) {  // a literal has no address
-            from = fresh("bits");
-            body << ind << ctype(u->src[0]->dtype) << " " << from << " = " << s(0) << ";\n";
-          } else if (is_half(u->src[0]->dtype)) {
-            from = fresh("bits");
-            body << ind << "unsigned short " << from << " = tg_f2h(" << s(0) << ");\n";
-          }
-          if (is_half(u->dtype)) {
-            std::string bits = fresh("bits");
-            body << ind << "unsigned short " << bits << "; __builtin_memcpy(&" << bits << ", &" << from << ", 2);\n";
-            body << ind << "float " << n << " = tg_h2f(" << bits << ");\n";
-          } else {
-            body << ind << ctype(u->dtype) << " " << n << "; __builtin_memcpy(&" << n << ", &" << from << ", sizeof(" << n << "));\n";
-          }
-          r[u.get()] = n;
-          break;
-        }
-        default:
-          TG_ASSERT(is_alu(u->op) || u->op == Ops::CAST, "CPU renderer: cannot render ", op_name(u->op));
-          decl(u, "alu", alu_expr(*u, r));
-      }
     }
-    if (gidx_loop) {
-      ind.resize(ind.size() - 2);
-      body << ind << "}\n";
-    }
-    std::ostringstream src;
-    src << "// " << name << "\n";
-    if (uses_half(uops)) src << c_half_conversions(native_half());
-    if (std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return is_float_to_int(*u); })) src << kFloatToInt;
-    src << "void " << name << "(void** restrict bufs, const long long* restrict vals, long long gstart, long long gend) {\n";
-    src << "  (void)bufs; (void)vals; (void)gstart; (void)gend;\n";
-    src << body.str() << "}\n";
-    return {name, src.str(), global_size, {}};
+    void open(const std::string& head) { body << ind << head << " {\n"; ind += "  "; }
+    void close() { ind.resize(ind.size() - 2); body << ind << "}\n"; }
+  };
+
+  virtual std::string signature(const std::string& name) const = 0;
+  virtual std::string buffer_arg(Ctx& c, const UOp& u) const = 0;  // the prologue line of a DEFINE_GLOBAL
+  virtual void special(Ctx& c, const UOpPtr& u) const = 0;         // a launched index
+  virtual void close_specials(Ctx& c) const { (void)c; }
+  virtual std::string barrier() const = 0;
+  virtual std::string body_prefix() const { return ""; }
+  virtual std::string prelude(const std::vector<UOpPtr>& uops) const = 0;
+
+  // The C type of a value of `d`: float16 values are floats (see above); a vector is its typedef.
+  static std::string ctype(DType d) { return d.count > 1 ? d.name() : is_half(d) ? "float" : d.c_name(); }
+  static std::string vector_literal(DType d, const std::vector<std::string>& lanes) {
+    std::string s = "((" + ctype(d) + "){";
+    for (size_t i = 0; i < lanes.size(); i++) s += (i ? "," : "") + lanes[i];
+    return s + "})";
   }
 
- private:
-  std::function<bool()> native_half_;
-  bool native_half() const { return native_half_ && native_half_(); }
+  void statement(Ctx& c, const UOpPtr& u) const {
+    auto s = [&](size_t i) { return c.r.at(u->src[i]); };
+    switch (u->op) {
+      case Ops::DEFINE_GLOBAL: c.body << c.ind << buffer_arg(c, *u) << "\n"; break;
+      case Ops::CONST: break;  // constants are printed where they are used
+      case Ops::SPECIAL: special(c, u); break;
+      case Ops::RANGE: {
+        std::string n = "ridx" + std::to_string(std::get<int64_t>(u->arg));
+        c.open("for (" + ctype(u->dtype) + " " + n + " = " + s(0) + "; " + n + " < " + s(1) + "; " + n + "++)");
+        c.r[u.get()] = n;
+        break;
+      }
+      case Ops::ENDRANGE: case Ops::ENDIF: c.close(); break;
+      case Ops::IF: c.open("if (" + s(0) + ")"); break;
+      case Ops::BARRIER: c.body << c.ind << barrier() << ";\n"; break;
+      case Ops::DEFINE_ACC: c.decl(u, "acc", s(0)); break;
+      case Ops::ASSIGN:
+        c.body << c.ind << s(0) << " = " << s(1) << ";\n";
+        c.r[u.get()] = s(0);
+        break;
+      case Ops::INDEX: c.r[u.get()] = "(" + s(0) + "+" + s(1) + ")"; break;
+      case Ops::LOAD: {
+        DType d = u->dtype;
+        std::string v = d.count > 1 ? "*(const " + ctype(d) + "*)" + s(0) : is_half(d) ? "tg_h2f(*" + s(0) + ")" : "*" + s(0);
+        if (u->src.size() == 1) c.decl(u, "val", v);
+        else c.decl(u, "val", "(" + s(1) + " ? " + v + " : " + zero(d) + ")");
+        break;
+      }
+      case Ops::STORE: {
+        DType d = u->src[1]->dtype;
+        std::string dst = d.count > 1 ? "*(" + ctype(d) + "*)" + s(0) : "*" + s(0);
+        std::string st = dst + " = " + (is_half(d) ? "tg_f2h(" + s(1) + ")" : s(1)) + ";";
+        c.body << c.ind << (u->src.size() > 2 ? "if (" + s(2) + ") " : "") << st << "\n";
+        break;
+      }
+      case Ops::VECTORIZE: {
+        std::vector<std::string> lanes;
+        for (size_t i = 0; i < u->src.size(); i++) lanes.push_back(s(i));
+        c.decl(u, "vec", vector_literal(u->dtype, lanes));
+        break;
+      }
+      case Ops::GEP: c.decl(u, "gep", s(0) + "[" + std::to_string(std::get<int64_t>(u->arg)) + "]"); break;
+      case Ops::BITCAST: {  // through the bits in memory; a half's bits are its tg_f2h
+        std::string n = c.fresh("cast"), from = s(0);
+        if (u->src[0]->op == Ops::CONST && !is_half(u->src[0]->dtype)) {  // a literal has no address
+          from = c.fresh("bits");
+          c.body << c.ind << ctype(u->src[0]->dtype) << " " << from << " = " << s(0) << ";\n";
+        } else if (is_half(u->src[0]->dtype)) {
+          from = c.fresh("bits");
+          c.body << c.ind << "unsigned short " << from << " = tg_f2h(" << s(0) << ");\n";
+        }
+        if (is_half(u->dtype)) {
+          std::string bits = c.fresh("bits");
+          c.body << c.ind << "unsigned short " << bits << "; __builtin_memcpy(&" << bits << ", &" << from << ", 2);\n";
+          c.body << c.ind << "float " << n << " = tg_h2f(" << bits << ");\n";
+        } else {
+          c.body << c.ind << ctype(u->dtype) << " " << n << "; __builtin_memcpy(&" << n << ", &" << from << ", sizeof(" << n << "));\n";
+        }
+        c.r[u.get()] = n;
+        break;
+      }
+      default:
+        TG_ASSERT(is_alu(u->op) || u->op == Ops::CAST, device(), " renderer: cannot render ", op_name(u->op));
+        c.decl(u, "alu", alu_expr(*u, c.r));
+    }
+  }
 
-  static UOpPtr uops_acc(const std::vector<UOpPtr>& uops) {
-    for (auto& u : uops)
-      if (u->op == Ops::DEFINE_ACC) return u;
-    TG_ASSERT(false, "REDUCE without DEFINE_ACC");
+  static std::string zero(DType d) {
+    std::string z = const_literal(*UOp::cnst(d.base(), 0));
+    return d.count > 1 ? vector_literal(d, std::vector<std::string>(d.count, z)) : z;
   }
 
   // A float math function for the dtype; half computes in float.
@@ -286,9 +295,12 @@ class CPURenderer final : public Renderer {
   static std::string exact_alu_expr(const UOp& u, const Names& r) {
     auto s = [&](size_t i) { return r.at(u.src[i]); };
     DType dt = u.dtype;
+    if (dt.count > 1) return vector_alu_expr(u, r);
     switch (u.op) {
       case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
       case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
+      case Ops::MULACC: return dt.is_float() ? std::string(dt.scalar == Scalar::Float64 ? "tg_fma(" : "tg_fmaf(") + s(0) + "," + s(1) + "," + s(2) + ")"
+                                             : "(" + s(0) + "*" + s(1) + "+" + s(2) + ")";
       case Ops::IDIV: case Ops::MOD: return divmod_expr(u, s(0), s(1));
       case Ops::MAX:  // NaN wins, as in torch (and exec_alu)
         if (dt.is_float()) return "(((" + s(0) + ">" + s(1) + ")|(" + s(0) + "!=" + s(0) + "))?" + s(0) + ":" + s(1) + ")";
@@ -309,9 +321,113 @@ class CPURenderer final : public Renderer {
       case Ops::CAST:  // to half through float (as exec_alu), then rounded by alu_expr
         if (is_float_to_int(u)) return "((" + ctype(dt) + ")" + (dt.scalar == Scalar::UInt64 ? "tg_f2u(" : "tg_f2i(") + s(0) + "))";
         return "((" + ctype(dt) + ")" + s(0) + ")";
-      default: TG_ASSERT(false, "CPU renderer: not an ALU op: ", op_name(u.op));
+      default: TG_ASSERT(false, "C renderer: not an ALU op: ", op_name(u.op));
     }
   }
+
+  // The vector ops of GCC/Clang's vector extensions (vector_alu() says which): lanes of the same type.
+  static std::string vector_alu_expr(const UOp& u, const Names& r) {
+    auto s = [&](size_t i) { return r.at(u.src[i]); };
+    DType dt = u.dtype;
+    std::string mask = mask_type(dt);
+    switch (u.op) {
+      case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
+      case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
+      case Ops::NEG: return "(-(" + s(0) + "))";
+      case Ops::RECIP: return "(" + float_literal(1.0, dt.base()) + "/" + s(0) + ")";
+      case Ops::MULACC: return dt.is_float() ? "tg_fma_" + dt.name() + "(" + s(0) + "," + s(1) + "," + s(2) + ")" : "(" + s(0) + "*" + s(1) + "+" + s(2) + ")";
+      case Ops::MAX: {  // a comparison gives a lane mask of all ones or zeros; NaN wins
+        std::string m = dt.is_float() ? "((" + s(0) + ">" + s(1) + ")|(" + s(0) + "!=" + s(0) + "))" : "(" + s(0) + ">" + s(1) + ")";
+        return "((" + ctype(dt) + ")((" + m + "&(" + mask + ")" + s(0) + ")|(~" + m + "&(" + mask + ")" + s(1) + ")))";
+      }
+      default: TG_ASSERT(false, "C renderer: no vector form of ", op_name(u.op), " on ", dt.name());
+    }
+  }
+
+  // The signed integer vector with the lanes of `d` (what a comparison of two `d` gives).
+  static DType mask_dtype(DType d) {
+    Scalar m = d.itemsize() == 8 ? Scalar::Int64 : d.itemsize() == 4 ? Scalar::Int32 : d.itemsize() == 2 ? Scalar::Int16 : Scalar::Int8;
+    return DType{m, d.count, false};
+  }
+  static std::string mask_type(DType d) { return mask_dtype(d).name(); }
+
+  // typedefs of the vector types used (and their lane masks), and fma helpers for them
+  static std::string vector_prelude(const std::vector<UOpPtr>& uops) {
+    std::set<std::string> done;
+    std::ostringstream os;
+    auto def = [&](DType d) {
+      if (!done.insert(d.name()).second) return;
+      os << "typedef " << d.base().c_name() << " " << d.name() << " __attribute__((vector_size(" << d.count * d.itemsize()
+         << "), aligned(" << d.itemsize() << "), may_alias));\n";
+    };
+    bool fma = false;
+    for (auto& u : uops) {
+      if (u->op == Ops::MULACC) fma = true;
+      if (u->dtype.count > 1) {
+        def(u->dtype);
+        if (u->op == Ops::MAX) def(mask_dtype(u->dtype));
+      }
+    }
+    if (fma) {  // fused where the target has fast fma (never a slow software call), else multiply-add
+      os << "#ifdef __FP_FAST_FMAF\n#define tg_fmaf(a, b, c) __builtin_fmaf(a, b, c)\n#else\n#define tg_fmaf(a, b, c) ((a) * (b) + (c))\n#endif\n";
+      os << "#ifdef __FP_FAST_FMA\n#define tg_fma(a, b, c) __builtin_fma(a, b, c)\n#else\n#define tg_fma(a, b, c) ((a) * (b) + (c))\n#endif\n";
+      std::set<std::string> fdone;
+      for (auto& u : uops) {
+        if (u->op != Ops::MULACC || u->dtype.count == 1 || !u->dtype.is_float() || !fdone.insert(u->dtype.name()).second) continue;
+        std::string t = u->dtype.name(), f = u->dtype.scalar == Scalar::Float64 ? "tg_fma" : "tg_fmaf";
+        os << "static inline " << t << " tg_fma_" << t << "(" << t << " a, " << t << " b, " << t << " c) { " << t << " r; for (int i = 0; i < "
+           << static_cast<int>(u->dtype.count) << "; i++) r[i] = " << f << "(a[i], b[i], c[i]); return r; }\n";
+      }
+    }
+    return os.str();
+  }
+};
+
+class CPURenderer final : public CStyleRenderer {
+ public:
+  explicit CPURenderer(std::function<bool()> native_half) : native_half_(std::move(native_half)) {}
+  std::string device() const override { return "CPU"; }
+  int global_max_dims() const override { return 1; }
+  int max_vector_bytes() const override { return 64; }
+  bool vector_alu(Ops op, DType d) const override {
+    if (d.is_bool() || d.scalar == Scalar::Float16) return false;
+    if (op == Ops::RECIP) return d.is_float();
+    return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;
+  }
+
+ private:
+  std::function<bool()> native_half_;
+
+  std::string signature(const std::string& name) const override {
+    return "void " + name + "(void** restrict bufs, const long long* restrict vals, long long gstart, long long gend)";
+  }
+  std::string buffer_arg(Ctx& c, const UOp& u) const override {
+    int64_t i = std::get<int64_t>(u.arg);
+    std::string n = "data" + std::to_string(i), t = (c.stored.count(&u) ? "" : "const ") + storage_type(u.dtype);
+    c.r[&u] = n;
+    return t + "* restrict " + n + " = (" + t + "*)bufs[" + std::to_string(i) + "];";
+  }
+  // the thread pool's slice of the first global dim
+  void special(Ctx& c, const UOpPtr& u) const override {
+    auto& v = std::get<VarArg>(u->arg);
+    TG_ASSERT(c.open_specials == 0, "CPU renderer: one launched dim only");
+    c.open("for (" + ctype(u->dtype) + " " + v.name + " = gstart; " + v.name + " < gend; " + v.name + "++)");
+    c.r[u.get()] = v.name;
+    c.open_specials++;
+    c.global_size = {v.max + 1};
+  }
+  void close_specials(Ctx& c) const override {
+    for (; c.open_specials > 0; c.open_specials--) c.close();
+  }
+  std::string barrier() const override { TG_ASSERT(false, "CPU renderer: no barriers (the CPU has no local dims)"); }
+  std::string prelude(const std::vector<UOpPtr>& uops) const override {
+    std::string p;
+    if (uses_half(uops)) p += c_half_conversions(native_half_ && native_half_());
+    if (std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return is_float_to_int(*u); })) p += kFloatToInt;
+    p += vector_prelude(uops);
+    return p;
+  }
+  std::string body_prefix() const override { return "  (void)bufs; (void)vals; (void)gstart; (void)gend;\n"; }
 };
 
 }  // namespace

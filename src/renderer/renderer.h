@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tg/dtype.h"
+#include "uop/ops.h"
 
 namespace tg {
 
@@ -42,6 +43,9 @@ struct Renderer {
   virtual bool has_shared() const { return false; }
   virtual int global_max_dims() const { return 1; }  // dims mapped to SPECIAL gidx; the rest become loops
   virtual bool supports(DType d) const { (void)d; return true; }
+  virtual int max_vector_bytes() const { return 0; }  // the widest vector value (0: no vector types)
+  // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split).
+  virtual bool vector_alu(Ops op, DType scalar) const { (void)op; (void)scalar; return false; }
   virtual RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
 };
 

@@ -78,6 +78,7 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
       case Ops::CMPLT: r.i = a < b; return r;
       case Ops::CMPNE: r.i = a != b; return r;
       case Ops::WHERE: r.f = s[0].i ? s[1].f : s[2].f; break;
+      case Ops::MULACC: r.f = a * b + s[2].f; break;
       default: TG_ASSERT(false, "exec_alu: ", op_name(op), " on ", sdt.name());
     }
     r.f = round_float(r.f, dt);
@@ -95,6 +96,7 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
     case Ops::NEG: r.i = static_cast<int64_t>(0 - ua); break;
     case Ops::ADD: r.i = static_cast<int64_t>(ua + ub); break;
     case Ops::MUL: r.i = static_cast<int64_t>(ua * ub); break;
+    case Ops::MULACC: r.i = static_cast<int64_t>(ua * ub + static_cast<uint64_t>(s[2].i)); break;
     // the README's semantics: x/0 == x%0 == 0, MIN/-1 == MIN (wraps), MIN%-1 == 0, truncation
     case Ops::IDIV:
       if (b == 0) r.i = 0;

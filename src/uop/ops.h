@@ -13,7 +13,8 @@ namespace tg {
   X(REDUCE_AXIS, Reduce) X(LOAD, Buffer) X(STORE, Buffer) X(CONST, Meta)                           \
   /* kernel code */                                                                               \
   X(DEFINE_GLOBAL, Define) X(DEFINE_VAR, Define) X(DEFINE_ACC, Define) X(SPECIAL, Define)          \
-  X(RANGE, Define) X(ENDRANGE, Meta) X(INDEX, Meta) X(REDUCE, Reduce) X(ASSIGN, Meta)              \
+  X(RANGE, Define) X(ENDRANGE, Meta) X(DEFINE_LOCAL, Define) X(BARRIER, Meta) X(IF, Meta)           \
+  X(ENDIF, Meta) X(INDEX, Meta) X(REDUCE, Reduce) X(ASSIGN, Meta)                                  \
   X(VECTORIZE, Meta) X(GEP, Meta) X(CAST, Cast) X(BITCAST, Cast)                                   \
   /* unary ALU */                                                                                 \
   X(EXP2, Unary) X(LOG2, Unary) X(SIN, Unary) X(SQRT, Unary) X(RECIP, Unary) X(NEG, Unary)          \
@@ -21,7 +22,7 @@ namespace tg {
   X(ADD, Binary) X(MUL, Binary) X(IDIV, Binary) X(MOD, Binary) X(MAX, Binary) X(CMPLT, Binary)     \
   X(CMPNE, Binary) X(XOR, Binary) X(OR, Binary) X(AND, Binary) X(SHL, Binary) X(SHR, Binary)       \
   /* ternary ALU */                                                                               \
-  X(WHERE, Ternary)
+  X(WHERE, Ternary) X(MULACC, Ternary)
 
 enum class Ops : uint8_t {
 #define TG_OP_ENUM(name, group) name,

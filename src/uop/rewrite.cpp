@@ -50,7 +50,7 @@ bool match(const UPat& p, const UOpPtr& u, Bindings& b) {
 }
 
 PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) {
-  constexpr size_t nops = static_cast<size_t>(Ops::WHERE) + 1;
+  constexpr size_t nops = static_cast<size_t>(Ops::MULACC) + 1;  // the last op of the list
   by_op_.resize(nops);
   for (size_t i = 0; i < rules_.size(); i++) {
     if (rules_[i].pat.ops.empty()) {

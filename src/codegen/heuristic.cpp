@@ -1,0 +1,90 @@
+// The default optimizations (tinygrad's hand_coded_optimizations, for a CPU with vector registers):
+//  - a reduce whose loads broadcast along output dims (matmul, conv) gets a register tile: the output
+//    dim that is contiguous in the output becomes vector lanes (twice, when it divides), an output dim
+//    that some load broadcasts along is upcast up to 8, and the reduce is unrolled by 4;
+//  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
+//  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
+//  - an elementwise kernel stores whole vectors along its contiguous dim.
+// Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
+#include <algorithm>
+
+#include "codegen/kernel.h"
+#include "tg/error.h"
+
+namespace tg {
+
+namespace {
+// the largest power of two <= cap that divides n (1 when none does)
+int64_t pow2_divisor(int64_t n, int64_t cap) {
+  for (int64_t a = cap; a >= 2; a /= 2)
+    if (n % a == 0) return a;
+  return 1;
+}
+}  // namespace
+
+void Kernel::hand_coded_optimizations() {
+  Shape full = full_shape();
+  if (std::any_of(full.begin(), full.end(), [](int64_t d) { return d == 0; })) return;
+  DType out = view_dtype(output_view());
+  int lanes = ren_.max_vector_bytes() / std::max(1, out.itemsize());
+  auto try_opt = [&](Opt o) {
+    try { apply_opt(o); return true; } catch (const Error&) { return false; }
+  };
+  // the class index (among GLOBAL dims, or among REDUCE dims) of dim d
+  auto axis_in = [&](AxisType t, int d) {
+    auto ds = dims_of(t);
+    return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin());
+  };
+  auto contiguous_in_output = [&](int d) { return stride(output_view(), d) == std::optional<int64_t>{1}; };
+  auto contiguous_in_a_load = [&](int d) {
+    for (size_t i = 1; i < num_views(); i++)
+      if (view_dtype(i) != dtypes::void_ && stride(i, d) == std::optional<int64_t>{1}) return true;
+    return false;
+  };
+  auto broadcast_in_a_load = [&](int d) {
+    for (size_t i = 1; i < num_views(); i++)
+      if (view_dtype(i) != dtypes::void_ && stride(i, d) == std::optional<int64_t>{0}) return true;
+    return false;
+  };
+  std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
+  // the output dim to vectorize: contiguous in the output, the innermost such
+  int vec = -1;
+  for (int d : globals)
+    if (full[d] > 1 && contiguous_in_output(d)) vec = d;
+
+  if (!reduces.empty()) {
+    int red = reduces.back();
+    bool tile = vec >= 0 && broadcast_in_a_load(vec) && out.is_float();
+    if (tile) {  // matmul-like: register tile
+      int row = -1;
+      for (int d : globals)
+        if (d != vec && full[d] > 1 && broadcast_in_a_load(d)) row = d;
+      int64_t w = pow2_divisor(full[vec], lanes);
+      if (w < 2) tile = false;
+      if (tile) {
+        try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
+        if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full[row], 8)});
+        if (full_shape()[vec] % 2 == 0 && full_shape()[vec] >= 4) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
+        int64_t u = pow2_divisor(full_shape()[red], 4);
+        if (u > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
+        return;
+      }
+    }
+    if (contiguous_in_a_load(red)) {  // vector partial sums along the reduce
+      int64_t w = pow2_divisor(full[red], lanes);
+      if (w > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), w});
+      return;
+    }
+    if (vec >= 0) {  // a vector of outputs per accumulator
+      int64_t w = pow2_divisor(full[vec], lanes);
+      if (w > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
+    }
+    return;
+  }
+  if (vec >= 0) {
+    int64_t w = pow2_divisor(full[vec], lanes);
+    if (w > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
+  }
+}
+
+}  // namespace tg

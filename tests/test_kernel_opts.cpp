@@ -1,0 +1,372 @@
+// The kernel optimizer: every OptOps action against the unoptimized kernel (NOOPT) on random shapes,
+// random valid action sequences on random ASTs, invalid actions rejected with tg::Error, and kernels
+// with two and three reduces (hand-built ASTs) against the same computation in separate kernels.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <stdexcept>
+
+#include "codegen/kernel.h"
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "lazy/lazybuffer.h"
+#include "tg/tg.h"
+
+using namespace tg;
+using testing::HasSubstr;
+
+namespace {
+
+// The kernel that computes `out` from realized inputs (none when no kernel is needed, e.g. a sum
+// over a size-1 axis is a reshape).
+std::optional<ScheduleItem> maybe_kernel_of(const Tensor& out) {
+  std::optional<ScheduleItem> k;
+  for (auto& si : create_schedule({out.lazydata()})) {
+    EXPECT_FALSE(si.is_kernel() && k) << "more than one kernel";
+    if (si.is_kernel()) k = si;
+  }
+  return k;
+}
+ScheduleItem kernel_of(const Tensor& out) {
+  auto k = maybe_kernel_of(out);
+  if (!k) throw std::runtime_error("no kernel");
+  return *k;
+}
+
+// Runs the kernel of `si` with `opts` applied; the output as doubles.
+std::vector<double> run(const ScheduleItem& si, const std::vector<Opt>& opts) {
+  const std::string dev = si.outputs[0]->device;
+  Kernel k(si.ast, Device::get(dev).renderer());
+  for (const Opt& o : opts) k.apply_opt(o);
+  auto runner = compile_kernel(k, dev);
+  std::vector<Buffer*> bufs;
+  for (auto& b : si.bufs) {
+    if (!b->is_allocated()) b->allocate();
+    bufs.push_back(b.get());
+  }
+  std::vector<uint8_t> zero(bufs[0]->nbytes(), 0xAB);  // garbage first: a missed store shows
+  bufs[0]->copyin(zero.data());
+  runner->exec(bufs, true);
+  std::vector<uint8_t> raw(bufs[0]->nbytes());
+  bufs[0]->copyout(raw.data());
+  std::vector<double> out(bufs[0]->size);
+  DType dt = bufs[0]->dtype;
+  for (size_t i = 0; i < out.size(); i++) {
+    const uint8_t* p = raw.data() + i * dt.itemsize();
+    if (dt == dtypes::float32) { float f; std::memcpy(&f, p, 4); out[i] = f; }
+    else if (dt == dtypes::float64) std::memcpy(&out[i], p, 8);
+    else if (dt == dtypes::int32) { int32_t v; std::memcpy(&v, p, 4); out[i] = v; }
+    else if (dt == dtypes::int64) { int64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); }
+    else if (dt == dtypes::uint8 || dt == dtypes::bool_) out[i] = p[0];
+    else if (dt == dtypes::float16) { uint16_t h; std::memcpy(&h, p, 2); out[i] = half_to_float(h); }
+    else ADD_FAILURE() << "dtype " << dt.name();
+  }
+  return out;
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++) {
+    bool same = (std::isnan(got[i]) && std::isnan(want[i])) || got[i] == want[i] ||
+                std::fabs(got[i] - want[i]) <= 1e-4 + 1e-4 * std::fabs(want[i]);
+    ASSERT_TRUE(same) << what << ": element " << i << " is " << got[i] << ", want " << want[i];
+  }
+}
+
+std::string opts_str(const std::vector<Opt>& opts) {
+  std::string s;
+  for (auto& o : opts) s += o.str() + " ";
+  return s;
+}
+
+Tensor rand_tensor(std::mt19937& rng, const Shape& shape, DType dt) {
+  std::uniform_int_distribution<int> d(-8, 8);
+  std::vector<float> v(static_cast<size_t>(prod(shape)));
+  for (auto& x : v) x = static_cast<float>(d(rng)) * 0.25f;
+  Tensor t = Tensor(v, shape).cast(dt);
+  t.realize();
+  return t;
+}
+
+// A random kernel: elementwise, broadcast, reductions, matmul, padding, max, of random sizes.
+Tensor random_expr(std::mt19937& rng, int kind) {
+  auto sz = [&](int lo, int hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  DType dt = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? dtypes::int32 : dtypes::float32;
+  switch (kind % 7) {
+    case 0: {  // elementwise with broadcast
+      int64_t a = sz(1, 9), b = sz(1, 40);
+      return rand_tensor(rng, {a, b}, dt) * rand_tensor(rng, {1, b}, dt) + rand_tensor(rng, {a, 1}, dt);
+    }
+    case 1: {  // reduce over the last axis
+      int64_t a = sz(1, 9), b = sz(1, 70);
+      return (rand_tensor(rng, {a, b}, dt) + 1).sum({1});
+    }
+    case 2: {  // reduce over the first axis
+      int64_t a = sz(1, 40), b = sz(1, 20);
+      return rand_tensor(rng, {a, b}, dt).sum({0});
+    }
+    case 3: {  // matmul
+      int64_t m = sz(1, 12), k = sz(1, 20), n = sz(1, 40);
+      return rand_tensor(rng, {m, k}, dt).matmul(rand_tensor(rng, {k, n}, dt));
+    }
+    case 4: {  // max over an axis
+      int64_t a = sz(1, 9), b = sz(1, 50);
+      return rand_tensor(rng, {a, b}, dt).max({1});
+    }
+    case 5: {  // padded and flipped input
+      int64_t a = sz(1, 9), b = sz(1, 30);
+      return rand_tensor(rng, {a, b}, dt).flip({1}).pad({{1, 2}, {0, 3}}) * 2;
+    }
+    default: {  // full sum
+      int64_t a = sz(1, 300);
+      return rand_tensor(rng, {a}, dt).sum();
+    }
+  }
+}
+
+// A random valid-or-not action on kernel k.
+Opt random_opt(std::mt19937& rng, const Kernel& k) {
+  static const OptOps kinds[] = {OptOps::UPCAST, OptOps::UPCAST, OptOps::UNROLL, OptOps::UNROLL, OptOps::PADTO};
+  static const int64_t amounts[] = {0, 2, 3, 4, 5, 8, 16};
+  Opt o{kinds[std::uniform_int_distribution<int>(0, 4)(rng)], 0, amounts[std::uniform_int_distribution<int>(0, 6)(rng)]};
+  int n = o.op == OptOps::UNROLL ? static_cast<int>(k.dims_of(AxisType::REDUCE).size()) : static_cast<int>(k.dims_of(AxisType::GLOBAL).size());
+  o.axis = std::uniform_int_distribution<int>(0, std::max(0, n - 1))(rng);
+  if (o.op == OptOps::PADTO && o.amount < 2) o.amount = 4;
+  return o;
+}
+
+}  // namespace
+
+// Each action alone, on every axis and amount it accepts, equals the unoptimized kernel.
+TEST(KernelOpts, EachActionEqualsNoopt) {
+  std::mt19937 rng(1);
+  int checked = 0;
+  for (int kind = 0; kind < 7; kind++) {
+    for (int rep = 0; rep < 3; rep++) {
+      auto k = maybe_kernel_of(random_expr(rng, kind));
+      if (!k) continue;
+      ScheduleItem si = *k;
+      std::vector<double> want = run(si, {});
+      for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::PADTO})
+        for (int axis = 0; axis < 3; axis++)
+          for (int64_t amt : {0, 2, 3, 4, 7, 16}) {
+            Opt o{op, axis, amt};
+            std::vector<double> got;
+            try {
+              got = run(si, {o});
+            } catch (const Error&) {
+              continue;  // not valid here (the invalid cases are checked below)
+            }
+            expect_close(got, want, "kind " + std::to_string(kind) + " " + o.str());
+            checked++;
+          }
+    }
+  }
+  EXPECT_GE(checked, 100);
+}
+
+// Random ASTs x random action sequences: at least 500 optimized kernels, each equal to NOOPT (100
+// under the sanitizers, which run the same code slower).
+TEST(KernelOpts, RandomSequencesEqualNoopt) {
+#ifdef TG_SANITIZED
+  const int cases = 100;
+#else
+  const int cases = 500;
+#endif
+  std::mt19937 rng(2);
+  int checked = 0, rejected = 0;
+  for (int i = 0; checked < cases; i++) {
+    auto k = maybe_kernel_of(random_expr(rng, i));
+    if (!k) continue;
+    ScheduleItem si = *k;
+    std::vector<double> want = run(si, {});
+    Kernel probe(si.ast, Device::get("CPU").renderer());
+    std::vector<Opt> opts;
+    int n = std::uniform_int_distribution<int>(1, 4)(rng);
+    for (int j = 0; j < n; j++) {
+      Opt o = random_opt(rng, probe);
+      try {
+        probe.apply_opt(o);
+        opts.push_back(o);
+      } catch (const Error&) {
+        rejected++;
+      }
+    }
+    expect_close(run(si, opts), want, "expr " + std::to_string(i) + " opts " + opts_str(opts));
+    checked++;
+  }
+  EXPECT_GT(rejected, 0);
+}
+
+// The default heuristics, on the same random kernels.
+TEST(KernelOpts, HeuristicsEqualNoopt) {
+  std::mt19937 rng(3);
+  for (int i = 0; i < 60; i++) {
+    auto item = maybe_kernel_of(random_expr(rng, i));
+    if (!item) continue;
+    ScheduleItem si = *item;
+    Kernel k(si.ast, Device::get("CPU").renderer());
+    k.hand_coded_optimizations();
+    expect_close(run(si, k.applied_opts()), run(si, {}), "expr " + std::to_string(i) + " opts " + opts_str(k.applied_opts()));
+  }
+}
+
+TEST(KernelOpts, InvalidActionsRaise) {
+  std::mt19937 rng(4);
+  Tensor a = rand_tensor(rng, {6, 10}, dtypes::float32);
+  ScheduleItem si = kernel_of((a + 1).sum({1}));
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  auto msg = [&](Opt o) {
+    try {
+      Kernel kk = k;
+      kk.apply_opt(o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(msg({OptOps::UPCAST, 0, 4}), HasSubstr("not divisible by 4"));
+  EXPECT_THAT(msg({OptOps::UNROLL, 0, 3}), HasSubstr("not divisible by 3"));
+  EXPECT_THAT(msg({OptOps::UPCAST, 5, 2}), HasSubstr("out of range"));
+  EXPECT_THAT(msg({OptOps::UNROLL, 1, 2}), HasSubstr("out of range"));
+  EXPECT_THAT(msg({OptOps::UPCAST, 0, -2}), HasSubstr("positive"));
+  EXPECT_THAT(msg({OptOps::LOCAL, 0, 2}), HasSubstr("local dims"));
+  EXPECT_THAT(msg({OptOps::GROUP, 0, 2}), HasSubstr("shared memory"));
+  EXPECT_THAT(msg({OptOps::GROUPTOP, 0, 2}), HasSubstr("shared memory"));
+  EXPECT_THAT(msg({OptOps::PADTO, 0, 3}), HasSubstr("already a multiple"));
+  EXPECT_THAT(msg({OptOps::UPCAST, 0, 64}), HasSubstr("at most 32"));
+  // padding a reduce dim through exp would add exp(0) = 1 per padded element
+  ScheduleItem se = kernel_of(a.exp().sum({1}));
+  Kernel ke(se.ast, Device::get("CPU").renderer());
+  EXPECT_THROW(ke.apply_opt({OptOps::PADTO, 1, 16}), Error);
+  ScheduleItem sm = kernel_of(a.max({1}));
+  Kernel km(sm.ast, Device::get("CPU").renderer());
+  EXPECT_THROW(km.apply_opt({OptOps::PADTO, 1, 16}), Error);
+  // too many values in registers
+  Tensor big = rand_tensor(rng, {64, 64}, dtypes::float32);
+  Kernel kb(kernel_of(big + 1).ast, Device::get("CPU").renderer());
+  kb.apply_opt({OptOps::UPCAST, 0, 32});
+  kb.apply_opt({OptOps::UPCAST, 0, 2});
+  EXPECT_THROW(kb.apply_opt({OptOps::UPCAST, 0, 32}), Error);
+  // an empty kernel takes no opts
+  Kernel kz(kernel_of(Tensor::ones({2, 0}).sum({1}) + a.shrink({{0, 2}, {0, 1}}).reshape({2})).ast, Device::get("CPU").renderer());
+  EXPECT_THROW(kz.apply_opt({OptOps::UPCAST, 0, 2}), Error);
+}
+
+// NOLOCALS is accepted on a device without locals, then LOCAL is refused either way.
+TEST(KernelOpts, NoLocals) {
+  Tensor a = Tensor::ones({4, 4});
+  Kernel k(kernel_of(a + 1).ast, Device::get("CPU").renderer());
+  k.apply_opt({OptOps::NOLOCALS, 0, 0});
+  EXPECT_THROW(k.apply_opt({OptOps::LOCAL, 0, 2}), Error);
+}
+
+TEST(KernelOpts, ShiftToKeepsAxisTypes) {
+  std::mt19937 rng(5);
+  Tensor out = rand_tensor(rng, {8, 16}, dtypes::float32).matmul(rand_tensor(rng, {16, 32}, dtypes::float32));
+  Kernel k(kernel_of(out).ast, Device::get("CPU").renderer());
+  ASSERT_EQ(k.full_shape(), (Shape{8, 32, 16}));
+  k.apply_opt({OptOps::UPCAST, 1, 16});
+  k.apply_opt({OptOps::UPCAST, 0, 4});
+  k.apply_opt({OptOps::UNROLL, 0, 4});
+  EXPECT_EQ(k.full_shape(), (Shape{2, 2, 4, 16, 4, 4}));
+  using A = AxisType;
+  EXPECT_EQ(k.axis_types(), (std::vector<A>{A::GLOBAL, A::GLOBAL, A::REDUCE, A::UPCAST, A::UPCAST, A::UNROLL}));
+  EXPECT_EQ(k.vector_dim(), 3);
+  EXPECT_EQ(k.output_shape(), (Shape{2, 2, 1, 16, 4, 1}));
+}
+
+// The vector code really is vector code: one 16-wide load, fma accumulation, one vector store.
+TEST(KernelOpts, RendersVectors) {
+  std::mt19937 rng(6);
+  Tensor out = rand_tensor(rng, {8, 16}, dtypes::float32).matmul(rand_tensor(rng, {16, 32}, dtypes::float32));
+  ScheduleItem si = kernel_of(out);
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  k.apply_opt({OptOps::UPCAST, 1, 16});
+  k.apply_opt({OptOps::UNROLL, 0, 2});
+  auto runner = compile_kernel(k, "CPU");
+  const std::string& src = runner->kernel.src;
+  EXPECT_THAT(src, HasSubstr("float32x16 val"));
+  EXPECT_THAT(src, HasSubstr("*(const float32x16*)"));
+  EXPECT_THAT(src, HasSubstr("*(float32x16*)"));
+  EXPECT_THAT(src, HasSubstr("tg_fma_float32x16("));
+  expect_close(run(si, k.applied_opts()), run(si, {}), "vector matmul");
+}
+
+namespace {
+// Hand-built ASTs over raw buffers: x is (4, n) float32; outputs are (4, 1).
+UOpPtr view(const Shape& shape, const std::optional<Shape>& strides = std::nullopt) {
+  return UOp::make(Ops::VIEW, dtypes::void_, {}, std::shared_ptr<const ArgObject>(std::make_shared<ShapeTracker>(std::vector<View>{View::create(shape, strides)})));
+}
+UOpPtr glob(int i) { return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.pointer(), {}, int64_t{i}); }
+UOpPtr cnst(double v, const Shape& s) { return UOp::make(Ops::CONST, dtypes::float32, {view(s, Shape(s.size(), 0))}, v); }
+UOpPtr reduce(Ops op, const UOpPtr& x) { return UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {x}, ReduceArg{op, {1}}); }
+
+std::vector<float> run_ast(const UOpPtr& ast, const std::vector<float>& x, size_t nout, const std::vector<Opt>& opts) {
+  Kernel k(ast, Device::get("CPU").renderer());
+  for (auto& o : opts) k.apply_opt(o);
+  auto runner = compile_kernel(k, "CPU");
+  Buffer out("CPU", nout, dtypes::float32), in("CPU", x.size(), dtypes::float32);
+  out.allocate();
+  in.allocate();
+  in.copyin(x.data());
+  runner->exec({&out, &in}, true);
+  std::vector<float> r(nout);
+  out.copyout(r.data());
+  return r;
+}
+}  // namespace
+
+// mean, then the variance around it, in one kernel: two reduces over the same axis are two loops.
+TEST(KernelMultiReduce, MeanThenVariance) {
+  for (int64_t n : {2, 7, 64, 100}) {
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::vector<float> x(4 * n);
+    for (auto& v : x) v = std::uniform_real_distribution<float>(-2, 3)(rng);
+    Shape full{4, n}, out{4, 1};
+    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
+    UOpPtr mean = reduce(Ops::ADD, load)->mul(cnst(1.0 / static_cast<double>(n), out));
+    UOpPtr d = load->add(mean->unary(Ops::NEG));
+    UOpPtr var = reduce(Ops::ADD, d->mul(d))->mul(cnst(1.0 / static_cast<double>(n), out));
+    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), var})});
+    // the same computation in separate kernels, through the Tensor API
+    Tensor t = Tensor(x, {4, n});
+    std::vector<float> want = (t - t.mean({1}, true)).square().mean({1}).tolist<float>();
+    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}}) {
+      std::vector<float> got = run_ast(ast, x, 4, opts);
+      for (int i = 0; i < 4; i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "n=" << n << " opts " << opts_str(opts);
+    }
+    Kernel k(ast, Device::get("CPU").renderer());
+    std::string src = compile_kernel(k, "CPU")->kernel.src;
+    if (n > 1) {  // two reduces over one axis: two loops (besides the launched dim's)
+      EXPECT_EQ(std::count(src.begin(), src.end(), '{') - 1, 3) << src;
+    }
+  }
+}
+
+// max, sum of exp, then the expectation of x under the softmax: three reduces in one kernel.
+TEST(KernelMultiReduce, ThreeReduces) {
+  for (int64_t n : {2, 5, 48}) {
+    std::mt19937 rng(static_cast<unsigned>(n) + 100);
+    std::vector<float> x(4 * n);
+    for (auto& v : x) v = std::uniform_real_distribution<float>(-4, 4)(rng);
+    Shape full{4, n}, out{4, 1};
+    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
+    UOpPtr m = reduce(Ops::MAX, load);
+    UOpPtr e = load->add(m->unary(Ops::NEG))->mul(cnst(1.4426950408889634, full))->unary(Ops::EXP2);
+    UOpPtr s = reduce(Ops::ADD, e);
+    UOpPtr p = e->mul(s->unary(Ops::RECIP));
+    UOpPtr ex = reduce(Ops::ADD, p->mul(load));
+    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), ex})});
+    Tensor t = Tensor(x, {4, n});
+    std::vector<float> want = (t.softmax(1) * t).sum({1}).tolist<float>();
+    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}}) {
+      std::vector<float> got = run_ast(ast, x, 4, opts);
+      for (int i = 0; i < 4; i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "n=" << n << " opts " << opts_str(opts);
+    }
+  }
+}
