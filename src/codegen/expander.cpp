@@ -1,6 +1,7 @@
 // The passes between lowering and linearizing: vectorize (lane variables -> vector UOps) and
 // reduce_to_acc (REDUCE -> DEFINE_ACC + ASSIGN).
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,21 +16,15 @@ namespace {
 bool is_lane(const UOpPtr& u) { return u->op == Ops::DEFINE_VAR && std::get<VarArg>(u->arg).name.rfind("lane", 0) == 0; }
 int64_t lane_width(const UOpPtr& lane) { return std::get<VarArg>(lane->arg).max + 1; }
 
-// `u` with `var` replaced by the constant v, simplified; `known` gives the nodes already rebuilt.
-UOpPtr substitute(const UOpPtr& u, const UOpPtr& var, int64_t v, const std::unordered_map<const UOp*, UOpPtr>& known) {
-  std::unordered_map<const UOp*, UOpPtr> m{{var.get(), UOp::cnst_int(var->dtype, v)}};
-  for (auto& x : u->toposort()) {
-    if (m.count(x.get())) continue;
-    if (auto it = known.find(x.get()); it != known.end()) { m[x.get()] = it->second; continue; }
-    std::vector<UOpPtr> s;
-    bool changed = false;
-    for (auto& y : x->src) {
-      s.push_back(m.count(y.get()) ? m.at(y.get()) : y);
-      changed |= s.back() != y;
-    }
-    m[x.get()] = changed ? UOp::make(x->op, x->dtype, std::move(s), x->arg) : x;
+// Simplification at the top of a node whose sources are simplified already (a whole-graph simplify per
+// node would make the pass quadratic).
+UOpPtr simplify_top(UOpPtr x) {
+  for (int i = 0; i < 16; i++) {
+    UOpPtr r = symbolic().rewrite(x);
+    if (!r) break;
+    x = r;
   }
-  return simplify(m.at(u.get()));
+  return x;
 }
 
 UOpPtr broadcast(const UOpPtr& s, int64_t w) { return UOp::make(Ops::VECTORIZE, s->dtype.vec(static_cast<int>(w)), std::vector<UOpPtr>(w, s)); }
@@ -51,6 +46,29 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
   std::vector<UOpPtr> stores;
   std::unordered_set<const UOp*> reads_memory;  // lane-dependent nodes with a loaded value in them
 
+  // u's value at lane l of `lane` (the lane variable replaced by the constant l), each node built once
+  std::map<std::pair<const UOp*, int64_t>, std::unordered_map<const UOp*, UOpPtr>> lane_memo;
+  auto at_lane = [&](const UOpPtr& u, const UOpPtr& lane, int64_t l) {
+    auto& m = lane_memo[{lane.get(), l}];
+    std::vector<std::pair<const UOpPtr*, bool>> stack{{&u, false}};
+    while (!stack.empty()) {
+      auto [x, expanded] = stack.back();
+      stack.pop_back();
+      if (m.count(x->get())) continue;
+      if (*x == lane) { m[x->get()] = UOp::cnst_int(lane->dtype, l); continue; }
+      if (auto it = scalar.find(x->get()); it != scalar.end()) { m[x->get()] = it->second; continue; }
+      if (!expanded) {
+        stack.push_back({x, true});
+        for (auto& y : (*x)->src)
+          if (!m.count(y.get())) stack.push_back({&y, false});
+        continue;
+      }
+      std::vector<UOpPtr> src;
+      for (auto& y : (*x)->src) src.push_back(m.at(y.get()));
+      m[x->get()] = simplify_top(UOp::make((*x)->op, (*x)->dtype, std::move(src), (*x)->arg));
+    }
+    return m.at(u.get());
+  };
   auto lane_of = [&](const UOpPtr& s, int64_t l) -> UOpPtr {
     if (!dep.count(s.get())) return scalar.at(s.get());
     const UOpPtr& v = lifted.at(s.get());
@@ -67,8 +85,8 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
     int64_t w = lane_width(lane);
     a.contiguous = true;
     for (int64_t l = 0; l < w; l++) {
-      a.idx.push_back(substitute(index->src[1], lane, l, scalar));
-      a.valid.push_back(valid ? substitute(valid, lane, l, scalar) : nullptr);
+      a.idx.push_back(simplify(at_lane(index->src[1], lane, l)));
+      a.valid.push_back(valid ? simplify(at_lane(valid, lane, l)) : nullptr);
       a.contiguous = a.contiguous && a.valid[l] == a.valid[0] && a.idx[l] == simplify(a.idx[0]->add(l));
     }
     return a;
@@ -126,7 +144,7 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
     // constant (a vector of indices would only be taken apart again)
     if (!reads && u->op != Ops::INDEX && u->op != Ops::STORE) {
       std::vector<UOpPtr> lanes;
-      for (int64_t l = 0; l < w; l++) lanes.push_back(substitute(u, lane, l, scalar));
+      for (int64_t l = 0; l < w; l++) lanes.push_back(at_lane(u, lane, l));
       lifted[u.get()] = UOp::make(Ops::VECTORIZE, u->dtype.vec(static_cast<int>(w)), std::move(lanes));
       continue;
     }
@@ -136,7 +154,7 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
         std::vector<UOpPtr> s;
         for (auto& x : u->src) s.push_back(lane_of(x, l));
         UOpPtr x = UOp::make(u->op, u->dtype, std::move(s), u->arg);
-        lanes.push_back(u->dtype.is_int() || u->dtype.is_bool() ? simplify(x) : x);
+        lanes.push_back(simplify_top(x));
       }
       return UOp::make(Ops::VECTORIZE, u->dtype.vec(static_cast<int>(w)), std::move(lanes));
     };

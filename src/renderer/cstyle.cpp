@@ -368,15 +368,16 @@ class CStyleRenderer : public Renderer {
         if (u->op == Ops::MAX) def(mask_dtype(u->dtype));
       }
     }
-    if (fma) {  // fused where the target has fast fma (never a slow software call), else multiply-add
-      os << "#ifdef __FP_FAST_FMAF\n#define tg_fmaf(a, b, c) __builtin_fmaf(a, b, c)\n#else\n#define tg_fmaf(a, b, c) ((a) * (b) + (c))\n#endif\n";
-      os << "#ifdef __FP_FAST_FMA\n#define tg_fma(a, b, c) __builtin_fma(a, b, c)\n#else\n#define tg_fma(a, b, c) ((a) * (b) + (c))\n#endif\n";
+    if (fma) {  // fused where the target has fma instructions (never a slow software fma), else multiply-add
+      os << "#ifdef __FMA__\n#define tg_fmaf(a, b, c) __builtin_fmaf(a, b, c)\n#define tg_fma(a, b, c) __builtin_fma(a, b, c)\n#else\n"
+         << "#define tg_fmaf(a, b, c) ((a) * (b) + (c))\n#define tg_fma(a, b, c) ((a) * (b) + (c))\n#endif\n";
       std::set<std::string> fdone;
       for (auto& u : uops) {
         if (u->op != Ops::MULACC || u->dtype.count == 1 || !u->dtype.is_float() || !fdone.insert(u->dtype.name()).second) continue;
-        std::string t = u->dtype.name(), f = u->dtype.scalar == Scalar::Float64 ? "tg_fma" : "tg_fmaf";
-        os << "static inline " << t << " tg_fma_" << t << "(" << t << " a, " << t << " b, " << t << " c) { " << t << " r; for (int i = 0; i < "
-           << static_cast<int>(u->dtype.count) << "; i++) r[i] = " << f << "(a[i], b[i], c[i]); return r; }\n";
+        std::string t = u->dtype.name(), f = u->dtype.scalar == Scalar::Float64 ? "__builtin_fma" : "__builtin_fmaf";
+        os << "static inline " << t << " tg_fma_" << t << "(" << t << " a, " << t << " b, " << t << " c) {\n#ifdef __FMA__\n  " << t
+           << " r; for (int i = 0; i < " << static_cast<int>(u->dtype.count) << "; i++) r[i] = " << f
+           << "(a[i], b[i], c[i]); return r;\n#else\n  return a * b + c;\n#endif\n}\n";
       }
     }
     return os.str();
