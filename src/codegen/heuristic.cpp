@@ -26,7 +26,7 @@ void Kernel::hand_coded_optimizations() {
   Shape full = full_shape();
   if (std::any_of(full.begin(), full.end(), [](int64_t d) { return d == 0; })) return;
   DType out = view_dtype(output_view());
-  int lanes = ren_.max_vector_bytes() / std::max(1, out.itemsize());
+  int lanes = ren_->max_vector_bytes() / std::max(1, out.itemsize());
   auto try_opt = [&](Opt o) {
     try { apply_opt(o); return true; } catch (const Error&) { return false; }
   };

@@ -35,7 +35,7 @@ int64_t reduce_arg(Ops op, size_t nvals) { return static_cast<int64_t>(op) | sta
 Ops reduce_op(const UOp& r) { return static_cast<Ops>(std::get<int64_t>(r.arg) & 0xff); }
 size_t reduce_nvals(const UOp& r) { return static_cast<size_t>(std::get<int64_t>(r.arg) >> 8); }
 
-Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(ren) {
+Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&ren) {
   TG_ASSERT(ast_->op == Ops::SINK && ast_->src.size() == 1 && ast_->src[0]->op == Ops::STORE);
   views_.push_back(ast_->src[0]->src[1]);
   std::vector<ReduceArg> reduces;
@@ -137,7 +137,7 @@ DType Kernel::view_dtype(size_t i) const {
 // The first UPCAST/UNROLL dim that the renderer can turn into vector lanes: a power of two of at
 // most 64 bytes, contiguous in the output (an UPCAST) or in some load (an UNROLL).
 int Kernel::vector_dim() const {
-  if (ren_.max_vector_bytes() == 0) return -1;
+  if (ren_->max_vector_bytes() == 0) return -1;
   Shape full = full_shape();
   for (int d = 0; d < shape_len(); d++) {
     if (types_[d] != AxisType::UPCAST && types_[d] != AxisType::UNROLL) continue;
@@ -148,7 +148,7 @@ int Kernel::vector_dim() const {
       if (types_[d] == AxisType::UPCAST && i != output_view()) continue;
       DType dt = view_dtype(i);
       if (dt == dtypes::void_ || dt.is_bool()) continue;
-      ok = w * dt.itemsize() <= ren_.max_vector_bytes() && stride(i, d) == std::optional<int64_t>{1};
+      ok = w * dt.itemsize() <= ren_->max_vector_bytes() && stride(i, d) == std::optional<int64_t>{1};
     }
     if (ok) return d;
   }
@@ -205,7 +205,7 @@ void Kernel::pad_to(int dim, int64_t amount) {
 void Kernel::apply_opt(const Opt& opt) {
   const char* opname = optops_name(opt.op);
   Shape full = full_shape();
-  auto fail = [&](const std::string& why) { TG_ERROR("apply_opt ", opt.str(), " on kernel ", name(), " of shape ", shape_str(full), " (", ren_.device(), "): ", why); };
+  auto fail = [&](const std::string& why) { TG_ERROR("apply_opt ", opt.str(), " on kernel ", name(), " of shape ", shape_str(full), " (", ren_->device(), "): ", why); };
   for (int64_t d : full)
     if (d == 0) fail("the kernel has an empty dim");
   if (opt.op == OptOps::NOLOCALS) {
@@ -257,17 +257,20 @@ void Kernel::apply_opt(const Opt& opt) {
       for (int i = 0; i < shape_len(); i++)
         if (types_[i] == AxisType::UPCAST || types_[i] == AxisType::UNROLL) values *= full[i];
       if (values > 1024) fail("the upcast and unrolled dims would expand to " + std::to_string(values) + " values (at most 1024)");
+      // every value repeats the kernel's code: keep the expanded kernel to a size a compiler takes quickly
+      int64_t ops = static_cast<int64_t>(ast_->toposort().size());
+      if (ops * values > 65536) fail("the expanded kernel would have about " + std::to_string(ops * values) + " ops (at most 65536)");
       AxisType t = opt.op == OptOps::UPCAST ? AxisType::UPCAST : AxisType::UNROLL;
       shift_to(dim, amt, t, false, shape_len());
       break;
     }
     case OptOps::LOCAL:
-      if (!ren_.has_local()) fail(std::string(opname) + " needs local dims, which the " + ren_.device() + " renderer does not have");
+      if (!ren_->has_local()) fail(std::string(opname) + " needs local dims, which the " + ren_->device() + " renderer does not have");
       if (dont_use_locals_) fail("NOLOCALS was applied");
       shift_to(dim, amt, AxisType::LOCAL, false, insert_point(AxisType::LOCAL));
       break;
     case OptOps::GROUP: case OptOps::GROUPTOP:
-      if (!ren_.has_shared()) fail(std::string(opname) + " needs shared memory, which the " + ren_.device() + " renderer does not have");
+      if (!ren_->has_shared()) fail(std::string(opname) + " needs shared memory, which the " + ren_->device() + " renderer does not have");
       fail(std::string(opname) + " is not supported by this code generator yet");
       break;
     default: fail("unknown opt");
@@ -308,7 +311,7 @@ DType Kernel::index_dtype() const {
 }
 
 std::vector<UOpPtr> Kernel::linearize() const {
-  return tg::linearize(reduce_to_acc(vectorize(simplify(lower()), ren_)));
+  return tg::linearize(reduce_to_acc(vectorize(simplify(lower()), *ren_)));
 }
 
 int64_t Kernel::estimate_ops() const {

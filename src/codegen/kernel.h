@@ -43,7 +43,7 @@ class Kernel {
   int shape_len() const { return static_cast<int>(types_.size()); }
   const std::vector<Opt>& applied_opts() const { return applied_; }
   const UOpPtr& ast() const { return ast_; }
-  const Renderer& renderer() const { return ren_; }
+  const Renderer& renderer() const { return *ren_; }
   std::string name() const;                 // "r_4", "E_4_4": kind, then the loop sizes before any opt
   std::string colored_shape() const;        // the dims coloured by type, as tinygrad's DEBUG=3 line
 
@@ -66,7 +66,7 @@ class Kernel {
 
  private:
   UOpPtr ast_;
-  const Renderer& ren_;
+  const Renderer* ren_;  // a pointer, so that Kernels are values (BEAM keeps and copies them)
   std::vector<UOpPtr> views_;               // the AST's VIEW nodes; views_[0] belongs to the STORE
   std::vector<ShapeTracker> sts_;           // views_ in kernel dims
   std::vector<AxisType> types_;

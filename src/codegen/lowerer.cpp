@@ -137,7 +137,7 @@ UOpPtr Kernel::lower() const {
     switch (types_[d]) {
       case AxisType::GLOBAL:
         if (s == 1) break;
-        if (nspecial < ren_.global_max_dims())
+        if (nspecial < ren_->global_max_dims())
           idx[d] = UOp::make(Ops::SPECIAL, L.idt, {}, VarArg{"gidx" + std::to_string(nspecial++), 0, s - 1});
         else
           idx[d] = UOp::make(Ops::RANGE, L.idt, {L.zero(), UOp::cnst_int(L.idt, s)}, int64_t{d});

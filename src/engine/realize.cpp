@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "codegen/kernel.h"
+#include "engine/search.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
 
@@ -123,7 +124,7 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::strin
   return runner;
 }
 
-std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast) {
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast, const std::vector<Buffer*>* bufs, size_t n_outputs) {
   MethodCache& mc = method_cache();
   MethodCache::Key key{device, ast.get(), NOOPT.value, BEAM.value};
   {
@@ -136,7 +137,11 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpP
   const Renderer& ren = Device::get(device).renderer();
   if (DEBUG >= 5) std::printf("%s\n", ast->str().c_str());
   Kernel k(ast, ren);
-  if (!NOOPT) timed_stage("optimize", k.name(), [&] { k.hand_coded_optimizations(); return 0; });
+  if (BEAM >= 1 && bufs) {
+    for (const Opt& o : timed_stage("search", k.name(), [&] { return beam_search(k, device, *bufs, n_outputs, BEAM); })) k.apply_opt(o);
+  } else if (!NOOPT) {
+    timed_stage("optimize", k.name(), [&] { k.hand_coded_optimizations(); return 0; });
+  }
   auto runner = compile_kernel(k, device);
   std::lock_guard<std::mutex> lock(mc.mu);
   if (auto it = mc.index.find(key); it != mc.index.end()) return it->second->runner;  // built meanwhile by another caller
@@ -205,7 +210,7 @@ static void exec_item(ScheduleItem& si) {
     bufs.push_back(b.get());
   }
   if (si.is_kernel()) {
-    auto runner = get_runner(si.outputs[0]->device, si.ast);
+    auto runner = get_runner(si.outputs[0]->device, si.ast, &bufs, si.n_outputs);
     bool wait = DEBUG >= 2;
     int64_t count = GlobalCounters::kernel_count;
     double et = runner->exec(bufs, wait);

@@ -38,7 +38,10 @@ struct BufferCopy final : Runner {
 
 // The compiled runner for a kernel AST on `device` (from the method cache when seen before). The
 // kernel's name and source depend on the AST only, so the compiler's disk cache hits across processes.
-std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast);
+// Opts: none with NOOPT=1; with BEAM=N and the kernel's buffers given, the BEAM search's (engine/search.h);
+// else the default heuristics.
+std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpPtr& ast, const std::vector<Buffer*>* bufs = nullptr,
+                                           size_t n_outputs = 1);
 // A runner for a Kernel as it is (its opts already applied), not cached: for BEAM candidates and tests.
 class Kernel;
 std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::string& device);

@@ -1,0 +1,146 @@
+#include "engine/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "engine/realize.h"
+#include "tg/error.h"
+#include "tg/helpers.h"
+
+namespace tg {
+
+namespace {
+
+std::atomic<int64_t> searches{0};
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// The actions tried on every kernel of the beam (seed 001's list, with the CPU's vector widths).
+std::vector<Opt> actions() {
+  std::vector<Opt> a;
+  for (int axis = 0; axis < 5; axis++)
+    for (int64_t amt : {0, 2, 3, 4, 8, 16}) a.push_back({OptOps::UPCAST, axis, amt});
+  for (int axis = 0; axis < 3; axis++)
+    for (int64_t amt : {0, 2, 4, 8, 16}) a.push_back({OptOps::UNROLL, axis, amt});
+  for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::PADTO, axis, 16});
+  return a;
+}
+
+struct Candidate {
+  Kernel k;
+  double time = std::numeric_limits<double>::infinity();
+};
+
+}  // namespace
+
+int64_t beam_searches_run() { return searches.load(); }
+
+std::string opts_to_string(const std::vector<Opt>& opts) {
+  std::string s;
+  for (const Opt& o : opts) s += std::string(s.empty() ? "" : ";") + optops_name(o.op) + " " + std::to_string(o.axis) + " " + std::to_string(o.amount);
+  return s;
+}
+
+std::vector<Opt> opts_from_string(const std::string& s) {
+  std::vector<Opt> out;
+  std::istringstream is(s);
+  for (std::string item; std::getline(is, item, ';');) {
+    std::istringstream it(item);
+    std::string name;
+    Opt o{OptOps::UPCAST, 0, 0};
+    it >> name >> o.axis >> o.amount;
+    bool known = false;
+    for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::LOCAL, OptOps::GROUP, OptOps::GROUPTOP, OptOps::PADTO, OptOps::NOLOCALS})
+      if (name == optops_name(op)) { o.op = op; known = true; }
+    TG_CHECK(known && !it.fail(), "BEAM: a cached search result is corrupt: '", s, "'");
+    out.push_back(o);
+  }
+  return out;
+}
+
+std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const std::vector<Buffer*>& bufs, size_t n_outputs, int width) {
+  Compiled& dev = Device::get(device);
+  std::string key = "beam " + std::to_string(width) + " " + device + "\n" + k0.ast()->str();
+  std::string found = dev.compiler().cached(key, [&]() -> std::string {
+    searches++;
+    double limit = getenv("BEAM_TIME_LIMIT", 60), start = now();
+    // scratch outputs, so a candidate never writes a buffer that another one (or the graph) reads
+    std::vector<std::unique_ptr<Buffer>> scratch;
+    std::vector<Buffer*> run_bufs = bufs;
+    for (size_t i = 0; i < n_outputs; i++) {
+      scratch.push_back(std::make_unique<Buffer>(device, bufs[i]->size, bufs[i]->dtype));
+      scratch.back()->allocate();
+      run_bufs[i] = scratch.back().get();
+    }
+    auto time_of = [&](const Kernel& k, double best) {
+      std::shared_ptr<CompiledRunner> r;
+      try { r = compile_kernel(k, device); } catch (const Error&) { return std::numeric_limits<double>::infinity(); }
+      double t = std::numeric_limits<double>::infinity();
+      for (int i = 0; i < 3; i++) {
+        t = std::min(t, r->exec(run_bufs, true));
+        if (t > 10 * best) break;  // far slower than the best: no need to time it well
+      }
+      return t;
+    };
+    std::vector<Candidate> beam;
+    beam.push_back({k0});
+    Kernel heuristic = k0;
+    heuristic.hand_coded_optimizations();
+    if (!heuristic.applied_opts().empty()) beam.push_back({heuristic});
+    double best = std::numeric_limits<double>::infinity();
+    for (auto& c : beam) best = std::min(best, c.time = time_of(c.k, best));
+    std::set<std::string> seen;
+    for (auto& c : beam) seen.insert(opts_to_string(c.k.applied_opts()));
+    Candidate winner = *std::min_element(beam.begin(), beam.end(), [](auto& a, auto& b) { return a.time < b.time; });
+    while (now() - start < limit) {
+      std::vector<Kernel> next;
+      for (auto& c : beam)
+        for (const Opt& a : actions()) {
+          Kernel k = c.k;
+          try { k.apply_opt(a); } catch (const Error&) { continue; }
+          if (seen.insert(opts_to_string(k.applied_opts())).second) next.push_back(std::move(k));
+        }
+      if (next.empty()) break;
+      // compile two at a time (the compiler is a separate process), then time them one by one
+      std::vector<Candidate> timed;
+      const size_t jobs = 2;
+      for (size_t i = 0; i < next.size() && now() - start < limit; i += jobs) {
+        std::vector<std::future<std::shared_ptr<CompiledRunner>>> batch;
+        for (size_t j = i; j < std::min(next.size(), i + jobs); j++)
+          batch.push_back(std::async(std::launch::async, [&k = next[j], &device]() -> std::shared_ptr<CompiledRunner> {
+            try { return compile_kernel(k, device); } catch (const Error&) { return nullptr; }
+          }));
+        for (size_t j = 0; j < batch.size(); j++) {
+          auto r = batch[j].get();
+          if (!r) continue;
+          double t = std::numeric_limits<double>::infinity();
+          for (int rep = 0; rep < 3; rep++) {
+            t = std::min(t, r->exec(run_bufs, true));
+            if (t > 10 * best) break;
+          }
+          timed.push_back({next[i + j], t});
+        }
+      }
+      if (timed.empty()) break;
+      std::sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.time < b.time; });
+      if (timed[0].time >= winner.time) break;  // no progress this round
+      winner = timed[0];
+      best = winner.time;
+      timed.erase(timed.begin() + static_cast<long>(std::min(timed.size(), static_cast<size_t>(width))), timed.end());
+      beam = std::move(timed);
+      if (DEBUG >= 2)
+        std::printf("BEAM %s: %.2f us with [%s] after %.1f s\n", k0.name().c_str(), winner.time * 1e6,
+                    opts_to_string(winner.k.applied_opts()).c_str(), now() - start);
+    }
+    return opts_to_string(winner.k.applied_opts());
+  });
+  return opts_from_string(found);
+}
+
+}  // namespace tg
