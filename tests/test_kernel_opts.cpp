@@ -370,3 +370,30 @@ TEST(KernelMultiReduce, ThreeReduces) {
     }
   }
 }
+
+// A big reduction to a small output is two kernels (tinygrad's split_reduceop): the first has outputs
+// to spread over threads, the second reduces those.
+TEST(SplitReduce, BigSumIsTwoKernels) {
+  std::vector<float> v(1 << 20);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7) - 3;  // sums exactly
+  Tensor t(v, {1 << 20});
+  t.realize();
+  Tensor s = t.sum();
+  std::vector<ScheduleItem> kernels;
+  for (auto& si : create_schedule({s.lazydata()}))
+    if (si.is_kernel()) kernels.push_back(si);
+  ASSERT_EQ(kernels.size(), 2u);
+  Kernel first(kernels[0].ast, Device::get("CPU").renderer());
+  EXPECT_EQ(first.axis_types()[0], AxisType::GLOBAL);
+  EXPECT_EQ(first.full_shape()[0], 256);
+  double want = 0;
+  for (float x : v) want += x;
+  EXPECT_EQ(t.sum().item<float>(), static_cast<float>(want));
+  EXPECT_EQ(t.max().item<float>(), 3.f);
+  // small reductions stay one kernel
+  Tensor small = Tensor::ones({1000});
+  small.realize();
+  int n = 0;
+  for (auto& si : create_schedule({small.sum().lazydata()})) n += si.is_kernel();
+  EXPECT_EQ(n, 1);
+}

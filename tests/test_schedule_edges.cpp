@@ -144,21 +144,28 @@ TEST(ScheduleGather, Int64IndicesAreNotTruncated) {
 // A kernel whose buffers have 2^31 elements or more computes its indices in int64; smaller ones in
 // int32. (Scheduled and lowered only: nothing is allocated.)
 TEST(ScheduleIndexDtype, Int64ForBuffersPast2e31) {
+  // the loop index dtypes of each kernel, in schedule order (a big sum is two kernels: the first
+  // reads the whole buffer, the second adds its partial sums)
   auto loop_dtypes = [](const Tensor& t) {
-    std::vector<ScheduleItem> sched = create_schedule({t.lazydata()});
-    std::vector<DType> out;
-    for (auto& si : sched) {
+    std::vector<std::vector<DType>> out;
+    for (auto& si : create_schedule({t.lazydata()})) {
       if (!si.is_kernel()) continue;
       Kernel k(si.ast, Device::get("CPU").renderer());
+      out.emplace_back();
       for (auto& u : k.linearize())
-        if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) out.push_back(u->dtype);
+        if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) out.back().push_back(u->dtype);
     }
     return out;
   };
-  for (DType d : loop_dtypes(Tensor::empty({(int64_t{1} << 31) + 16}, dtypes::uint8).sum())) EXPECT_EQ(d, dtypes::int64);
-  for (DType d : loop_dtypes(Tensor::empty({1 << 20}, dtypes::uint8).sum())) EXPECT_EQ(d, dtypes::int32);
+  auto big = loop_dtypes(Tensor::empty({(int64_t{1} << 31) + 16}, dtypes::uint8).sum());
+  ASSERT_FALSE(big.empty());
+  ASSERT_FALSE(big[0].empty());
+  for (DType d : big[0]) EXPECT_EQ(d, dtypes::int64);
+  for (auto& k : loop_dtypes(Tensor::empty({1 << 20}, dtypes::uint8).sum()))
+    for (DType d : k) EXPECT_EQ(d, dtypes::int32);
   // 2^16 x 2^16 elements: each dim is small, the flat index is not
-  std::vector<DType> wide = loop_dtypes(Tensor::empty({1 << 16, 1 << 16}, dtypes::uint8).sum({1}));
+  auto wide = loop_dtypes(Tensor::empty({1 << 16, 1 << 16}, dtypes::uint8).sum({1}));
   ASSERT_FALSE(wide.empty());
-  for (DType d : wide) EXPECT_EQ(d, dtypes::int64);
+  ASSERT_FALSE(wide[0].empty());
+  for (DType d : wide[0]) EXPECT_EQ(d, dtypes::int64);
 }

@@ -275,7 +275,7 @@ void Kernel::apply_opt(const Opt& opt) {
       break;
     default: fail("unknown opt");
   }
-  // a size-1 dim left behind is dropped from no view (kept: it lowers to the constant 0)
+  // a split that leaves a dim of size 1 keeps it: it lowers to the index 0
   applied_.push_back(opt);
 }
 

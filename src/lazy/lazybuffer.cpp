@@ -72,8 +72,37 @@ LBPtr LazyBuffer::r(Ops op, const std::vector<int>& axes) const {
     if (out[a] != 1) { real_axes.push_back(a); out[a] = 1; }
   if (real_axes.empty()) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
   std::sort(real_axes.begin(), real_axes.end());
-  return metaop(Ops::REDUCE_AXIS, out, dtype, device, ReduceArg{op, real_axes},
-                {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
+  auto self = std::const_pointer_cast<LazyBuffer>(shared_from_this());
+  // A big reduction to a small output (tinygrad's split_reduceop): one reduce axis is split as
+  // (divisor, rest) and reduced in two kernels, the first with `divisor` times more outputs to spread
+  // over threads, the second over the divisor. The split part goes last, next to the second reduce.
+  int64_t n_in = prod(shape()), n_out = prod(out);
+  if (n_out > 0 && n_in / n_out >= 32768) {
+    auto strides = st.real_strides();
+    for (int a : real_axes) {
+      if (strides[a] == std::optional<int64_t>{0}) continue;  // a broadcast axis: nothing to split
+      for (int64_t d = std::min<int64_t>(256, (int64_t{1} << 22) / n_out); d >= 8; d--) {
+        if (shape()[a] % d != 0) continue;
+        Shape split = shape();
+        split[a] = shape()[a] / d;
+        split.insert(split.begin() + a, d);
+        std::vector<int> order;
+        for (int i = 0; i <= static_cast<int>(shape().size()); i++)
+          if (i != a) order.push_back(i);
+        order.push_back(a);
+        // after the permute the original axes keep their numbers (the rest of axis a sits at a)
+        LBPtr first = self->reshape(split)->permute(order)->reduce_op(op, real_axes);
+        return first->reduce_op(op, {static_cast<int>(shape().size())})->reshape(out);
+      }
+    }
+  }
+  return reduce_op(op, real_axes);
+}
+
+LBPtr LazyBuffer::reduce_op(Ops op, const std::vector<int>& axes) const {
+  Shape out = shape();
+  for (int a : axes) out[a] = 1;
+  return metaop(Ops::REDUCE_AXIS, out, dtype, device, ReduceArg{op, axes}, {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
 }
 
 LBPtr LazyBuffer::cast(DType d, bool bitcast) const {

@@ -31,7 +31,9 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
 
   // Graph ops. Arguments are validated by the Tensor layer.
   LBPtr e(Ops op, const std::vector<LBPtr>& others = {}) const;  // elementwise; srcs must share shape
-  LBPtr r(Ops op, const std::vector<int>& axes) const;            // reduce to size 1 along axes (keepdim)
+  // Reduce to size 1 along axes (keepdim). A reduction of 32768 or more inputs per output splits one
+  // axis and reduces in two kernels, so the first has outputs for every thread (split_reduceop).
+  LBPtr r(Ops op, const std::vector<int>& axes) const;
   LBPtr cast(DType dtype, bool bitcast = false) const;
   LBPtr copy_to_device(const std::string& device) const;
   LBPtr contiguous() const;
@@ -73,6 +75,7 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
  private:
   LBPtr base_;  // set for views
   LBPtr view(const ShapeTracker& st) const;
+  LBPtr reduce_op(Ops op, const std::vector<int>& axes) const;  // one REDUCE_AXIS (r() may split in two)
 };
 
 }  // namespace tg
