@@ -397,3 +397,30 @@ TEST(SplitReduce, BigSumIsTwoKernels) {
   for (auto& si : create_schedule({small.sum().lazydata()})) n += si.is_kernel();
   EXPECT_EQ(n, 1);
 }
+
+// exp2 on float32 vectors is our own branch-free code (libm's is a call per lane): within 2 ulp of
+// the host's exp2 everywhere, exact where the result is a power of two, right at the edges (overflow
+// to inf, the subnormals, underflow to 0 with ties to even) and for inf/NaN.
+TEST(KernelOpts, VectorExp2) {
+  std::vector<float> x;
+  for (int i = -2000; i < 2000; i++) x.push_back(static_cast<float>(i) * 0.0731f);   // the usual range
+  for (int i = -160; i <= 130; i++) x.push_back(static_cast<float>(i));            // exact powers of two
+  for (float v : {-149.5f, -149.25f, -126.5f, 127.99f, 128.f, 128.5f, -150.f, -151.f, -1e30f, 1e30f, 1e-30f, -0.f,
+                  INFINITY, -INFINITY, NAN, 0.5f, -0.5f, 1e-8f})
+    x.push_back(v);
+  while (x.size() % 16) x.push_back(0.25f);
+  // EXP2 itself (Tensor::exp2 is exp(x*ln2), whose argument rounding is not the op's error)
+  Shape s{static_cast<int64_t>(x.size())};
+  UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(s),
+      UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(s)})->unary(Ops::EXP2)})});
+  Kernel k(ast, Device::get("CPU").renderer());
+  k.apply_opt({OptOps::UPCAST, 0, 16});
+  ASSERT_THAT(compile_kernel(k, "CPU")->kernel.src, HasSubstr("tg_exp2_float32x16("));
+  std::vector<float> got = run_ast(ast, x, x.size(), k.applied_opts());
+  for (size_t i = 0; i < x.size(); i++) {
+    float want = std::exp2(x[i]), g = static_cast<float>(got[i]);
+    if (std::isnan(want)) { EXPECT_TRUE(std::isnan(g)) << x[i]; continue; }
+    if (std::isinf(want) || want == 0 || x[i] == std::floor(x[i])) { EXPECT_EQ(g, want) << "exp2(" << x[i] << ")"; continue; }
+    EXPECT_LE(std::fabs(g - want), 2 * (std::nextafter(want, INFINITY) - want)) << "exp2(" << x[i] << ") = " << g << ", want " << want;
+  }
+}

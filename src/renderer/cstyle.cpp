@@ -335,6 +335,7 @@ class CStyleRenderer : public Renderer {
       case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
       case Ops::NEG: return "(-(" + s(0) + "))";
       case Ops::RECIP: return "(" + float_literal(1.0, dt.base()) + "/" + s(0) + ")";
+      case Ops::EXP2: return "tg_exp2_" + dt.name() + "(" + s(0) + ")";
       case Ops::MULACC: return dt.is_float() ? "tg_fma_" + dt.name() + "(" + s(0) + "," + s(1) + "," + s(2) + ")" : "(" + s(0) + "*" + s(1) + "+" + s(2) + ")";
       case Ops::MAX: {  // a comparison gives a lane mask of all ones or zeros; NaN wins
         std::string m = dt.is_float() ? "((" + s(0) + ">" + s(1) + ")|(" + s(0) + "!=" + s(0) + "))" : "(" + s(0) + ">" + s(1) + ")";
@@ -342,6 +343,26 @@ class CStyleRenderer : public Renderer {
       }
       default: TG_ASSERT(false, "C renderer: no vector form of ", op_name(u.op), " on ", dt.name());
     }
+  }
+
+  // exp2 on a float32 vector, branch-free so it stays vector code (libm's exp2f is one call per lane):
+  // x = n + f with n = round(x), f in [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (about 1 ulp);
+  // 2^n applied as two exact power-of-two factors, so the result is rounded once, also when it
+  // overflows to inf or underflows into the subnormals. x is clamped to [-151, 129] (beyond, the
+  // result is 0 or inf anyway); NaN passes through (its comparisons are false).
+  static std::string exp2_vector(DType d) {
+    std::string t = d.name(), m = mask_type(d), w = std::to_string(static_cast<int>(d.count));
+    return "static inline " + t + " tg_exp2_" + t + "(" + t + " x) {\n"
+           "  " + m + " lo = x < -151.0f, hi = x > 129.0f;\n"
+           "  x = (" + t + ")((lo & (" + m + ")((" + t + "){} + -151.0f)) | (hi & (" + m + ")((" + t + "){} + 129.0f)) | (~(lo | hi) & (" + m + ")x));\n"
+           "  " + t + " n = (x + 12582912.0f) - 12582912.0f, f = x - n;\n"
+           "  " + t + " p = ((((1.535336188319500e-4f * f + 1.339887440266574e-3f) * f + 9.618437357674640e-3f) * f + 5.550332471162809e-2f) * f\n"
+           "        + 2.402264791363012e-1f) * f + 6.931472028550421e-1f;\n"
+           "  p = p * f + 1.0f;\n"
+           "  " + m + " ni = __builtin_convertvector((" + t + ")((" + m + ")n & (" + m + ")(n == n)), " + m + ");  /* NaN lanes as 0 */\n"
+           "  " + m + " n1 = ni >> 1, n2 = ni - n1;\n"
+           "  return p * (" + t + ")((n1 + 127) << 23) * (" + t + ")((n2 + 127) << 23);\n"
+           "}\n";
   }
 
   // The signed integer vector with the lanes of `d` (what a comparison of two `d` gives).
@@ -365,9 +386,12 @@ class CStyleRenderer : public Renderer {
       if (u->op == Ops::MULACC) fma = true;
       if (u->dtype.count > 1) {
         def(u->dtype);
-        if (u->op == Ops::MAX) def(mask_dtype(u->dtype));
+        if (u->op == Ops::MAX || u->op == Ops::EXP2) def(mask_dtype(u->dtype));
       }
     }
+    std::set<std::string> edone;
+    for (auto& u : uops)
+      if (u->op == Ops::EXP2 && u->dtype.count > 1 && edone.insert(u->dtype.name()).second) os << exp2_vector(u->dtype);
     if (fma) {  // fused where the target has fma instructions (never a slow software fma), else multiply-add
       os << "#ifdef __FMA__\n#define tg_fmaf(a, b, c) __builtin_fmaf(a, b, c)\n#define tg_fma(a, b, c) __builtin_fma(a, b, c)\n#else\n"
          << "#define tg_fmaf(a, b, c) ((a) * (b) + (c))\n#define tg_fma(a, b, c) ((a) * (b) + (c))\n#endif\n";
@@ -393,6 +417,7 @@ class CPURenderer final : public CStyleRenderer {
   bool vector_alu(Ops op, DType d) const override {
     if (d.is_bool() || d.scalar == Scalar::Float16) return false;
     if (op == Ops::RECIP) return d.is_float();
+    if (op == Ops::EXP2) return d.scalar == Scalar::Float32;
     return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;
   }
 
