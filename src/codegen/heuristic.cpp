@@ -1,7 +1,7 @@
 // The default optimizations (tinygrad's hand_coded_optimizations, for a CPU with vector registers):
 //  - a reduce whose loads broadcast along output dims (matmul, conv) gets a register tile: the output
 //    dim that is contiguous in the output becomes vector lanes (twice, when it divides), an output dim
-//    that some load broadcasts along is upcast up to 8, and the reduce is unrolled by 4;
+//    along which the vector-loaded operand is reused is upcast up to 8, and the reduce is unrolled by 4;
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
@@ -56,9 +56,14 @@ void Kernel::hand_coded_optimizations() {
     int red = reduces.back();
     bool tile = vec >= 0 && broadcast_in_a_load(vec) && out.is_float();
     if (tile) {  // matmul-like: register tile
+      // rows: a dim along which the operand loaded as vectors is reused (B's rows in A·B, the input
+      // image across output channels in a conv), so each vector load feeds several accumulators
       int row = -1;
-      for (int d : globals)
-        if (d != vec && full[d] > 1 && broadcast_in_a_load(d)) row = d;
+      for (size_t i = 1; i < num_views() && row < 0; i++) {
+        if (view_dtype(i) == dtypes::void_ || stride(i, vec) == std::optional<int64_t>{0}) continue;  // varies along vec
+        for (int d : globals)
+          if (row < 0 && d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{0}) row = d;
+      }
       int64_t w = pow2_divisor(full[vec], lanes);
       if (w < 2) tile = false;
       if (tile) {

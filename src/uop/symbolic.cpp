@@ -40,8 +40,10 @@ UOpPtr build_sum(DType dt, const std::vector<std::pair<UOpPtr, int64_t>>& terms,
   return c ? r->add(c) : r;
 }
 
-// (sum) // d and (sum) % d for a positive constant d and a non-negative sum: terms whose coefficient
-// d divides leave the remainder alone; when what is left fits in [0, d) it is the remainder itself.
+// (sum) // d and (sum) % d for a positive constant d and a non-negative sum of non-negative terms:
+// k*t = (k//d)*d*t + (k%d)*t, so each coefficient's multiple of d goes to the quotient and only k%d
+// stays in the remainder (conv's window views give (ky*31 + x) % 30 = ky + x); when what is left fits
+// in [0, d) it is the remainder itself.
 UOpPtr fold_divmod(const UOpPtr& x, int64_t d, bool is_mod) {
   if (d <= 0 || x->vmin < 0) return nullptr;
   if (x->vmax < d) return is_mod ? x : UOp::cnst_int(x->dtype, 0);
@@ -54,7 +56,10 @@ UOpPtr fold_divmod(const UOpPtr& x, int64_t d, bool is_mod) {
     if (t->vmin < 0) return nullptr;
     if (k % d == 0) quot.emplace_back(t, k / d);
     else if (k < 0) return nullptr;
-    else rem.emplace_back(t, k);
+    else {
+      if (k >= d) quot.emplace_back(t, k / d);
+      rem.emplace_back(t, k % d);
+    }
   }
   int64_t qc = lin.c / d, rc = lin.c % d;
   UOpPtr r = build_sum(x->dtype, rem, rc);
