@@ -107,6 +107,26 @@ TEST(Symbolic, FoldsTheIndexExpressionsViewsBuild) {
   EXPECT_EQ(render_expr(simplify(flat->mul(2)->add(3)->add(flat))), "(((ridx0*12)+(ridx1*3))+3)");
 }
 
+// The index conv's window views build: (ky*31 + x) % 30 and // 30 with ky + x < 30 (coefficients
+// reduced modulo the divisor); where the reduced sum can reach the divisor the op stays, and every
+// result keeps its value (brute force).
+TEST(Symbolic, DivModReduceCoefficients) {
+  auto ky = range(0, 3), x = range(1, 28), x2 = range(2, 29);
+  auto win = ky->mul(31)->add(x);
+  EXPECT_EQ(render_expr(simplify(win->mod(30))), "(ridx0+ridx1)");
+  EXPECT_EQ(simplify(win->idiv(30)), ky);
+  auto wide = ky->mul(31)->add(x2);  // ky + x2 reaches 30
+  for (const UOpPtr& e : {wide->mod(30), wide->idiv(30), win->mul(3)->add(7)->idiv(30), win->mul(7)->mod(13)}) {
+    UOpPtr s = simplify(e);
+    for (int64_t a = 0; a < 3; a++)
+      for (int64_t b = 0; b < 29; b++) {
+        std::map<const UOp*, int64_t> env{{ky.get(), a}, {x.get(), std::min<int64_t>(b, 27)}, {x2.get(), b}};
+        ASSERT_EQ(eval(e, env), eval(s, env)) << render_expr(e) << " -> " << render_expr(s);
+      }
+  }
+  EXPECT_NE(render_expr(simplify(wide->mod(30))).find("%30"), std::string::npos);
+}
+
 TEST(Symbolic, ConstantFoldingUsesCSemantics) {
   auto c = [](int64_t v, DType d = dtypes::int32) { return UOp::cnst_int(d, v); };
   EXPECT_EQ(simplify(c(-7)->alu(Ops::IDIV, c(2)))->const_int(), -3);  // C truncates toward zero
