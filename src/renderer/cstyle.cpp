@@ -399,8 +399,11 @@ class CStyleRenderer : public Renderer {
       for (auto& u : uops) {
         if (u->op != Ops::MULACC || u->dtype.count == 1 || !u->dtype.is_float() || !fdone.insert(u->dtype.name()).second) continue;
         std::string t = u->dtype.name(), f = u->dtype.scalar == Scalar::Float64 ? "__builtin_fma" : "__builtin_fmaf";
-        os << "static inline " << t << " tg_fma_" << t << "(" << t << " a, " << t << " b, " << t << " c) {\n#ifdef __FMA__\n  " << t
-           << " r; for (int i = 0; i < " << static_cast<int>(u->dtype.count) << "; i++) r[i] = " << f
+        // clang contracts the vector expression when told to; gcc ignores that pragma but turns the
+        // lane loop into one vector fma (clang does not always)
+        os << "static inline " << t << " tg_fma_" << t << "(" << t << " a, " << t << " b, " << t << " c) {\n"
+           << "#if defined(__FMA__) && defined(__clang__)\n#pragma clang fp contract(fast)\n  return a * b + c;\n"
+           << "#elif defined(__FMA__)\n  " << t << " r; for (int i = 0; i < " << static_cast<int>(u->dtype.count) << "; i++) r[i] = " << f
            << "(a[i], b[i], c[i]); return r;\n#else\n  return a * b + c;\n#endif\n}\n";
       }
     }
