@@ -78,14 +78,13 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
       scratch.back()->allocate();
       run_bufs[i] = scratch.back().get();
     }
-    auto time_of = [&](const Kernel& k, double best) {
-      std::shared_ptr<CompiledRunner> r;
-      try { r = compile_kernel(k, device); } catch (const Error&) { return std::numeric_limits<double>::infinity(); }
+    auto build = [&device](const Kernel& k) -> std::shared_ptr<CompiledRunner> {
+      try { return compile_kernel(k, device); } catch (const Error&) { return nullptr; }  // a failed candidate is skipped
+    };
+    // the best of 3 runs; fewer when it is far slower than the best: no need to time it well
+    auto time_of = [&](const std::shared_ptr<CompiledRunner>& r, double best) {
       double t = std::numeric_limits<double>::infinity();
-      for (int i = 0; i < 3; i++) {
-        t = std::min(t, r->exec(run_bufs, true));
-        if (t > 10 * best) break;  // far slower than the best: no need to time it well
-      }
+      for (int i = 0; r && i < 3 && (i == 0 || t <= 10 * best); i++) t = std::min(t, r->exec(run_bufs, true));
       return t;
     };
     std::vector<Candidate> beam;
@@ -94,7 +93,7 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
     heuristic.hand_coded_optimizations();
     if (!heuristic.applied_opts().empty()) beam.push_back({heuristic});
     double best = std::numeric_limits<double>::infinity();
-    for (auto& c : beam) best = std::min(best, c.time = time_of(c.k, best));
+    for (auto& c : beam) best = std::min(best, c.time = time_of(build(c.k), best));
     std::set<std::string> seen;
     for (auto& c : beam) seen.insert(opts_to_string(c.k.applied_opts()));
     Candidate winner = *std::min_element(beam.begin(), beam.end(), [](auto& a, auto& b) { return a.time < b.time; });
@@ -113,19 +112,9 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
       for (size_t i = 0; i < next.size() && now() - start < limit; i += jobs) {
         std::vector<std::future<std::shared_ptr<CompiledRunner>>> batch;
         for (size_t j = i; j < std::min(next.size(), i + jobs); j++)
-          batch.push_back(std::async(std::launch::async, [&k = next[j], &device]() -> std::shared_ptr<CompiledRunner> {
-            try { return compile_kernel(k, device); } catch (const Error&) { return nullptr; }
-          }));
-        for (size_t j = 0; j < batch.size(); j++) {
-          auto r = batch[j].get();
-          if (!r) continue;
-          double t = std::numeric_limits<double>::infinity();
-          for (int rep = 0; rep < 3; rep++) {
-            t = std::min(t, r->exec(run_bufs, true));
-            if (t > 10 * best) break;
-          }
-          timed.push_back({next[i + j], t});
-        }
+          batch.push_back(std::async(std::launch::async, build, std::cref(next[j])));
+        for (size_t j = 0; j < batch.size(); j++)
+          if (auto r = batch[j].get()) timed.push_back({next[i + j], time_of(r, best)});
       }
       if (timed.empty()) break;
       std::sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.time < b.time; });
