@@ -4,10 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <random>
+#include <regex>
 #include <stdexcept>
 
 #include "codegen/kernel.h"
@@ -130,12 +133,14 @@ Tensor random_expr(std::mt19937& rng, int kind) {
 
 // A random valid-or-not action on kernel k.
 Opt random_opt(std::mt19937& rng, const Kernel& k) {
-  static const OptOps kinds[] = {OptOps::UPCAST, OptOps::UPCAST, OptOps::UNROLL, OptOps::UNROLL, OptOps::PADTO};
+  static const OptOps kinds[] = {OptOps::UPCAST, OptOps::UPCAST, OptOps::UNROLL, OptOps::UNROLL, OptOps::PADTO, OptOps::SWAP, OptOps::BLOCK};
   static const int64_t amounts[] = {0, 2, 3, 4, 5, 8, 16};
-  Opt o{kinds[std::uniform_int_distribution<int>(0, 4)(rng)], 0, amounts[std::uniform_int_distribution<int>(0, 6)(rng)]};
-  int n = o.op == OptOps::UNROLL ? static_cast<int>(k.dims_of(AxisType::REDUCE).size()) : static_cast<int>(k.dims_of(AxisType::GLOBAL).size());
+  Opt o{kinds[std::uniform_int_distribution<int>(0, 6)(rng)], 0, amounts[std::uniform_int_distribution<int>(0, 6)(rng)]};
+  bool on_reduce = o.op == OptOps::UNROLL || o.op == OptOps::BLOCK;
+  int n = static_cast<int>(k.dims_of(on_reduce ? AxisType::REDUCE : AxisType::GLOBAL).size());
   o.axis = std::uniform_int_distribution<int>(0, std::max(0, n - 1))(rng);
   if (o.op == OptOps::PADTO && o.amount < 2) o.amount = 4;
+  if (o.op == OptOps::SWAP) o.amount = std::uniform_int_distribution<int>(0, std::max(0, n - 1))(rng);  // the other axis
   return o;
 }
 
@@ -145,15 +150,16 @@ Opt random_opt(std::mt19937& rng, const Kernel& k) {
 TEST(KernelOpts, EachActionEqualsNoopt) {
   std::mt19937 rng(1);
   int checked = 0;
+  std::map<OptOps, int> per_op;
   for (int kind = 0; kind < 7; kind++) {
     for (int rep = 0; rep < 3; rep++) {
       auto k = maybe_kernel_of(random_expr(rng, kind));
       if (!k) continue;
       ScheduleItem si = *k;
       std::vector<double> want = run(si, {});
-      for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::PADTO})
+      for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::PADTO, OptOps::SWAP, OptOps::BLOCK})
         for (int axis = 0; axis < 3; axis++)
-          for (int64_t amt : {0, 2, 3, 4, 7, 16}) {
+          for (int64_t amt : {0, 1, 2, 3, 4, 7, 16}) {
             Opt o{op, axis, amt};
             std::vector<double> got;
             try {
@@ -163,10 +169,13 @@ TEST(KernelOpts, EachActionEqualsNoopt) {
             }
             expect_close(got, want, "kind " + std::to_string(kind) + " " + o.str());
             checked++;
+            per_op[o.op]++;
           }
     }
   }
   EXPECT_GE(checked, 100);
+  for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::PADTO, OptOps::SWAP, OptOps::BLOCK})
+    EXPECT_GE(per_op[op], 3) << optops_name(op) << " was valid too rarely to be tested";
 }
 
 // Random ASTs x random action sequences: at least 500 optimized kernels, each equal to NOOPT (100
@@ -239,6 +248,23 @@ TEST(KernelOpts, InvalidActionsRaise) {
   EXPECT_THAT(msg({OptOps::GROUPTOP, 0, 2}), HasSubstr("shared memory"));
   EXPECT_THAT(msg({OptOps::PADTO, 0, 3}), HasSubstr("already a multiple"));
   EXPECT_THAT(msg({OptOps::UPCAST, 0, 64}), HasSubstr("at most 32"));
+  EXPECT_THAT(msg({OptOps::BLOCK, 0, 0}), HasSubstr("nothing to block"));
+  EXPECT_THAT(msg({OptOps::BLOCK, 0, 3}), HasSubstr("not divisible by 3"));
+  EXPECT_THAT(msg({OptOps::SWAP, 0, 0}), HasSubstr("must come after"));
+  EXPECT_THAT(msg({OptOps::SWAP, 0, 1}), HasSubstr("must come after"));  // one global dim
+  EXPECT_THAT(msg({OptOps::SWAP, 1, 0}), HasSubstr("out of range"));
+  {
+    Kernel kk = k;
+    kk.apply_opt({OptOps::BLOCK, 0, 5});
+    EXPECT_THAT([&] { try { kk.apply_opt({OptOps::BLOCK, 0, 1}); } catch (const Error& e) { return std::string(e.what()); } return std::string(); }(),
+                HasSubstr("already blocked"));
+  }
+  // a block's partial sum goes through the output: only for a kernel that stores one sum directly
+  for (const Tensor& t : {(a + 1).sum({1}) * 2, a.max({1})}) {
+    Kernel kk(kernel_of(t).ast, Device::get("CPU").renderer());
+    EXPECT_THAT([&] { try { kk.apply_opt({OptOps::BLOCK, 0, 2}); } catch (const Error& e) { return std::string(e.what()); } return std::string(); }(),
+                HasSubstr("stores one sum directly"));
+  }
   // padding a reduce dim through exp would add exp(0) = 1 per padded element
   ScheduleItem se = kernel_of(a.exp().sum({1}));
   Kernel ke(se.ast, Device::get("CPU").renderer());
@@ -278,6 +304,42 @@ TEST(KernelOpts, ShiftToKeepsAxisTypes) {
   EXPECT_EQ(k.axis_types(), (std::vector<A>{A::GLOBAL, A::GLOBAL, A::REDUCE, A::UPCAST, A::UPCAST, A::UNROLL}));
   EXPECT_EQ(k.vector_dim(), 3);
   EXPECT_EQ(k.output_shape(), (Shape{2, 2, 1, 16, 4, 1}));
+}
+
+// A long matmul gets a register tile, blocked for the cache: the block loop runs outside the output
+// loops, with the rows innermost, and the result equals NOOPT.
+TEST(KernelOpts, BlockedMatmul) {
+  std::mt19937 rng(7);
+  for (auto [m, kk, n] : std::vector<std::array<int64_t, 3>>{{128, 1024, 64}, {96, 768, 48}}) {
+    Tensor out = rand_tensor(rng, {m, kk}, dtypes::float32).matmul(rand_tensor(rng, {kk, n}, dtypes::float32));
+    ScheduleItem si = kernel_of(out);
+    Kernel k(si.ast, Device::get("CPU").renderer());
+    k.hand_coded_optimizations();
+    std::string opts = opts_str(k.applied_opts());
+    EXPECT_THAT(opts, HasSubstr("SWAP(0, 1)"));
+    EXPECT_THAT(opts, HasSubstr("BLOCK(0, "));
+    using A = AxisType;
+    auto t = k.axis_types();
+    ASSERT_GE(t.size(), 4u);
+    EXPECT_EQ(std::vector<A>(t.begin(), t.begin() + 4), (std::vector<A>{A::GLOBAL, A::GLOBAL, A::BLOCK, A::REDUCE})) << opts;
+    // the loops: the threaded columns, the block, the rows, the reduce (ridx1NN: a reduce's range)
+    std::string src = compile_kernel(k, "CPU")->kernel.src;
+    std::vector<std::string> loops;
+    std::regex loop_re(R"(for \(int ([a-z]+[0-9]+) = )");
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), loop_re); it != std::sregex_iterator(); ++it) loops.push_back((*it)[1]);
+    ASSERT_EQ(loops.size(), 4u) << src;
+    EXPECT_EQ(loops[0], "gidx0");
+    EXPECT_EQ(loops[1], "ridx0");
+    EXPECT_EQ(loops[3].substr(0, 5), "ridx1");
+    EXPECT_EQ(loops[3].size(), 7u);
+    expect_close(run(si, k.applied_opts()), run(si, {}), "blocked matmul " + opts);
+  }
+  // a short reduce or few rows: not blocked
+  for (auto [m, kk, n] : std::vector<std::array<int64_t, 3>>{{128, 64, 64}, {8, 1024, 64}}) {
+    Kernel k(kernel_of(rand_tensor(rng, {m, kk}, dtypes::float32).matmul(rand_tensor(rng, {kk, n}, dtypes::float32))).ast, Device::get("CPU").renderer());
+    k.hand_coded_optimizations();
+    EXPECT_THAT(opts_str(k.applied_opts()), testing::Not(HasSubstr("BLOCK")));
+  }
 }
 
 // The vector code really is vector code: one 16-wide load, fma accumulation, one vector store.

@@ -5,6 +5,7 @@
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
+// A big register-tiled reduce is also blocked for the cache (cache_block).
 // Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
 #include <algorithm>
 
@@ -21,6 +22,36 @@ int64_t pow2_divisor(int64_t n, int64_t cap) {
   return 1;
 }
 }  // namespace
+
+// A tile reads a panel of the vector operand (B in A·B: a block of the reduce x the tile's columns) for
+// every tile of rows. Blocking the reduce (BLOCK) so that the panel stays in the L1 cache, with the rows
+// innermost among the output loops (SWAP), reads each panel from the cache for all rows; the outermost
+// (threaded) dim then walks the columns. Only worth it when the reduce is long and there are many rows.
+void Kernel::cache_block(int row, int col, int red) {
+  constexpr int64_t kPanelBytes = 32 * 1024, kMinRows = 64;
+  Shape full = full_shape();
+  std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
+  int red_axis = static_cast<int>(std::find(reduces.begin(), reduces.end(), red) - reduces.begin());
+  int row_axis = static_cast<int>(std::find(globals.begin(), globals.end(), row) - globals.begin());
+  if (red_axis == static_cast<int>(reduces.size()) || row_axis == static_cast<int>(globals.size())) return;
+  int64_t unrolled = 1, rows = full[row], tile_cols = 1;
+  for (int d : dims_of(AxisType::UNROLL)) unrolled *= full[d];
+  for (int d : dims_of(AxisType::UPCAST)) {
+    if (origin_[d] == origin_[row]) rows *= full[d];
+    if (origin_[d] == origin_[col]) tile_cols *= full[d];
+  }
+  // the block, in iterations of the reduce loop: a panel of kPanelBytes
+  int64_t ideal = std::max<int64_t>(1, kPanelBytes / (tile_cols * view_dtype(output_view()).itemsize() * unrolled)), block = ideal;
+  while (block > 1 && full[red] % block != 0) block /= 2;
+  // much smaller blocks would spend the time saved on reading and writing the partial sums
+  if (rows < kMinRows || block < 2 || block < ideal / 2 || full[red] < 2 * block) return;
+  try {
+    Kernel k = *this;
+    if (row_axis + 1 < static_cast<int>(globals.size())) k.apply_opt({OptOps::SWAP, row_axis, static_cast<int64_t>(globals.size()) - 1});
+    k.apply_opt({OptOps::BLOCK, red_axis, block});
+    *this = std::move(k);
+  } catch (const Error&) {}
+}
 
 void Kernel::hand_coded_optimizations() {
   Shape full = full_shape();
@@ -72,6 +103,7 @@ void Kernel::hand_coded_optimizations() {
         if (full_shape()[vec] % 2 == 0 && full_shape()[vec] >= 4) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
         int64_t u = pow2_divisor(full_shape()[red], 4);
         if (u > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
+        if (row >= 0) cache_block(row, vec, red);
         return;
       }
     }

@@ -25,6 +25,8 @@ const char* optops_name(OptOps op) {
     case OptOps::GROUPTOP: return "GROUPTOP";
     case OptOps::PADTO: return "PADTO";
     case OptOps::NOLOCALS: return "NOLOCALS";
+    case OptOps::SWAP: return "SWAP";
+    case OptOps::BLOCK: return "BLOCK";
   }
   return "?";
 }
@@ -166,6 +168,7 @@ void Kernel::shift_to(int dim, int64_t amount, AxisType type, bool top, int inse
   // the dim that was insert_before (the end when it is shape_len())
   int n = shape_len(), moved = top ? dim : dim + 1;
   int dest = insert_before == n ? n + 1 : insert_before <= dim ? insert_before : insert_before + 1;
+  if (dest == moved) dest = moved + 1;  // the top part stays where the dim was: in front of the rest
   std::vector<int> order;
   for (int i = 0; i <= n; i++)
     if (i != moved) order.push_back(i);
@@ -190,6 +193,15 @@ void Kernel::shift_to(int dim, int64_t amount, AxisType type, bool top, int inse
   types_.clear();
   origin_.clear();
   for (int i : order) { types_.push_back(types[i]); origin_.push_back(origin[i]); }
+}
+
+void Kernel::swap_dims(int a, int b) {
+  std::vector<int> order(shape_len());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[a], order[b]);
+  for (auto& st : sts_) st = st.permute(order);
+  std::swap(types_[a], types_[b]);
+  std::swap(origin_[a], origin_[b]);
 }
 
 void Kernel::pad_to(int dim, int64_t amount) {
@@ -220,13 +232,21 @@ void Kernel::apply_opt(const Opt& opt) {
     bool out = types_[i] == AxisType::GLOBAL || types_[i] == AxisType::LOCAL;
     bool red = types_[i] == AxisType::REDUCE;
     if (((opt.op == OptOps::UPCAST || opt.op == OptOps::LOCAL || opt.op == OptOps::PADTO) && out) ||
-        ((opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP) && red) ||
+        (opt.op == OptOps::SWAP && types_[i] == AxisType::GLOBAL) ||
+        ((opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP || opt.op == OptOps::BLOCK) && red) ||
         (opt.op == OptOps::PADTO && red))
       cls.push_back(i);
   }
   if (opt.axis < 0 || opt.axis >= static_cast<int>(cls.size()))
     fail("axis " + std::to_string(opt.axis) + " is out of range (the kernel has " + std::to_string(cls.size()) + " such dims)");
   int dim = cls[opt.axis];
+  if (opt.op == OptOps::SWAP) {
+    if (opt.amount <= opt.axis || opt.amount >= static_cast<int64_t>(cls.size()))
+      fail("the other axis must come after axis " + std::to_string(opt.axis) + " among the " + std::to_string(cls.size()) + " global dims");
+    swap_dims(dim, cls[opt.amount]);
+    applied_.push_back(opt);
+    return;
+  }
   int64_t amt = opt.amount == 0 ? full[dim] : opt.amount;
   if (amt < 1) fail("the amount must be positive");
 
@@ -269,6 +289,23 @@ void Kernel::apply_opt(const Opt& opt) {
       if (dont_use_locals_) fail("NOLOCALS was applied");
       shift_to(dim, amt, AxisType::LOCAL, false, insert_point(AxisType::LOCAL));
       break;
+    case OptOps::BLOCK: {
+      if (amt == full[dim]) fail("a block of the whole dim leaves nothing to block");
+      if (!dims_of(AxisType::BLOCK).empty()) fail("the kernel's reduce is already blocked");
+      // the partial sums go through the output: its stored value must be the sum itself, and no load
+      // may read the output buffer
+      const UOpPtr& store = ast_->src[0];
+      int nreduce = 0;
+      for (auto& u : ast_->toposort()) {
+        nreduce += u->op == Ops::REDUCE_AXIS;
+        if (u->op == Ops::LOAD && u->src[0] == store->src[0]) fail("the kernel reads its output buffer");
+      }
+      const UOpPtr& value = store->src[2];
+      if (nreduce != 1 || value->op != Ops::REDUCE_AXIS || std::get<ReduceArg>(value->arg).op != Ops::ADD)
+        fail("only a kernel that stores one sum directly can keep partial sums in its output");
+      shift_to(dim, full[dim] / amt, AxisType::BLOCK, true, insert_point(AxisType::BLOCK));
+      break;
+    }
     case OptOps::GROUP: case OptOps::GROUPTOP:
       if (!ren_->has_shared()) fail(std::string(opname) + " needs shared memory, which the " + ren_->device() + " renderer does not have");
       fail(std::string(opname) + " is not supported by this code generator yet");
@@ -281,7 +318,7 @@ void Kernel::apply_opt(const Opt& opt) {
 
 std::string Kernel::name() const {
   bool reduce = false;
-  for (AxisType t : types_) reduce |= t == AxisType::REDUCE || t == AxisType::UNROLL || t == AxisType::GROUP_REDUCE;
+  for (AxisType t : types_) reduce |= t == AxisType::REDUCE || t == AxisType::UNROLL || t == AxisType::GROUP_REDUCE || t == AxisType::BLOCK;
   for (const Opt& o : applied_) reduce |= o.op == OptOps::UNROLL;
   std::string n = reduce ? "r" : "E";
   for (int64_t d : base_shape_) n += "_" + std::to_string(d);
@@ -290,8 +327,9 @@ std::string Kernel::name() const {
 }
 
 std::string Kernel::colored_shape() const {
-  // tinygrad's colours: global blue, local cyan, group green, reduce red, unroll magenta, upcast yellow
-  static const char* colour[] = {"34", "36", "32", "31", "35", "33"};
+  // tinygrad's colours: global blue, local cyan, group green, reduce red, unroll magenta, upcast yellow;
+  // and ours: a reduce's cache block white
+  static const char* colour[] = {"34", "36", "37", "32", "31", "35", "33"};
   Shape full = full_shape();
   std::string s;
   for (int i = 0; i < shape_len(); i++)

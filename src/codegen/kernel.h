@@ -1,11 +1,12 @@
 // Kernel: one ScheduleItem's AST as a loop nest over typed axes, and the optimizations applied to it.
 //
 // The Kernel holds one ShapeTracker per VIEW of the AST, all in the same kernel dims, and a type per
-// dim. Dims stay in the order of their types: GLOBAL, LOCAL, GROUP_REDUCE, REDUCE, then the UNROLL and
-// UPCAST dims in the order they were made. An Opt reshapes dims (shift_to splits one and moves the new
+// dim. Dims stay in the order of their types: GLOBAL, LOCAL, BLOCK, GROUP_REDUCE, REDUCE, then the
+// UNROLL and UPCAST dims in the order they were made. An Opt reshapes dims (shift_to splits one and moves the new
 // part) and retypes them; apply_opt validates it first and throws tg::Error instead of producing wrong
 // code. Lowering turns axis types into UOps: SPECIAL for the dims the device launches, RANGE loops for
-// the other GLOBAL dims and (fresh for each REDUCE_AXIS) for the reduce dims, and one value per index
+// the other GLOBAL dims and (fresh for each REDUCE_AXIS) for the reduce dims, a RANGE around the
+// output loops for a BLOCK dim (the kernel adds each block's partial sum to its output), one value per index
 // of the UPCAST/UNROLL dims (register tiles). One UPCAST/UNROLL dim may become vector lanes: it is
 // lowered as a lane variable and vectorize() lifts whatever depends on it into vector UOps.
 #pragma once
@@ -20,8 +21,12 @@ namespace tg {
 
 // seed 001's optimizations. axis counts within a class of dims: UPCAST, LOCAL and PADTO among the
 // GLOBAL/LOCAL dims, UNROLL among the REDUCE dims, GROUP/GROUPTOP among the REDUCE dims; amount 0
-// means the whole dim. NOLOCALS forbids LOCAL afterwards.
-enum class OptOps : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, NOLOCALS };
+// means the whole dim. NOLOCALS forbids LOCAL afterwards. SWAP(axis, other) exchanges two GLOBAL dims
+// (the first GLOBAL dim is the one the device splits over threads). BLOCK(axis, amount) is our own:
+// it runs a REDUCE dim in cache blocks of `amount`, the block loop outside the output loops (a matmul
+// then reuses one block of B from the cache for every row); each block adds its partial sum to the
+// output, so it applies to a kernel that stores one sum directly.
+enum class OptOps : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, NOLOCALS, SWAP, BLOCK };
 struct Opt {
   OptOps op;
   int axis = 0;
@@ -31,7 +36,8 @@ struct Opt {
 };
 const char* optops_name(OptOps op);
 
-enum class AxisType : uint8_t { GLOBAL, LOCAL, GROUP_REDUCE, REDUCE, UNROLL, UPCAST };
+// BLOCK: the outer (block) part of a reduce dim split by BLOCK; not a GPU thread block.
+enum class AxisType : uint8_t { GLOBAL, LOCAL, BLOCK, GROUP_REDUCE, REDUCE, UNROLL, UPCAST };
 
 class Kernel {
  public:
@@ -76,6 +82,8 @@ class Kernel {
   bool dont_use_locals_ = false;
 
   void shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before);
+  void swap_dims(int a, int b);
+  void cache_block(int row, int col, int red);  // a heuristic step (heuristic.cpp)
   void pad_to(int dim, int64_t amount);
   int insert_point(AxisType t) const;       // where a new dim of this type goes
   DType index_dtype() const;                // int32, or int64 when some index can reach 2^31

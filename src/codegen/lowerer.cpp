@@ -4,7 +4,9 @@
 // SPECIAL (launched) or outer RANGE loops; a REDUCE_AXIS gives the dims it reduces fresh RANGEs of its
 // own (two reduces over one axis are two loops) and lowers its source once per index of its UNROLL
 // dims; the STORE is lowered once per index of the UPCAST dims. The vector dim, if any, is a lane
-// variable (DEFINE_VAR "lane...") that vectorize() lifts into vector UOps later.
+// variable (DEFINE_VAR "lane...") that vectorize() lifts into vector UOps later. A BLOCK dim is an
+// outer RANGE like a GLOBAL one, numbered so that the linearizer opens it outside the GLOBAL loops;
+// the STORE then adds what the earlier blocks left in the output (read as 0 in the first block).
 #include <algorithm>
 #include <map>
 
@@ -84,7 +86,12 @@ UOpPtr Kernel::lower() const {
         case Ops::STORE: {
           auto [i, valid] = indexed(u->src[1], idx);
           if (valid->is_const(0)) break;  // wholly in the padding (PADTO): nothing to store
-          std::vector<UOpPtr> s{UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i}), node(u->src[2], idx)};
+          UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i}), value = node(u->src[2], idx);
+          for (int d : k.dims_of(AxisType::BLOCK)) {  // the sum so far (apply_opt allows one BLOCK dim)
+            UOpPtr earlier = idx[d]->ge(1);
+            value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)}));
+          }
+          std::vector<UOpPtr> s{index, value};
           if (!valid->is_const(1)) s.push_back(valid);  // padded output (PADTO): store only the real part
           r = UOp::make(Ops::STORE, dtypes::void_, std::move(s));
           break;
@@ -131,6 +138,12 @@ UOpPtr Kernel::lower() const {
   for (size_t i = 0; i < views_.size(); i++) L.view_index.emplace(views_[i].get(), i);
   int n = shape_len(), nspecial = 0, nlocal = 0;
   std::vector<UOpPtr> idx(n, L.zero());
+  // the outer RANGEs' numbers give their loop order: BLOCK dims outside the GLOBAL ones
+  std::vector<int64_t> loop_number(n);
+  int64_t nloops = 0;
+  for (AxisType t : {AxisType::BLOCK, AxisType::GLOBAL})
+    for (int d : dims_of(t)) loop_number[d] = nloops++;
+  auto outer_range = [&](int d) { return UOp::make(Ops::RANGE, L.idt, {L.zero(), UOp::cnst_int(L.idt, L.full[d])}, loop_number[d]); };
   std::vector<int> upcast;
   for (int d = 0; d < n; d++) {
     int64_t s = L.full[d];
@@ -140,7 +153,10 @@ UOpPtr Kernel::lower() const {
         if (nspecial < ren_->global_max_dims())
           idx[d] = UOp::make(Ops::SPECIAL, L.idt, {}, VarArg{"gidx" + std::to_string(nspecial++), 0, s - 1});
         else
-          idx[d] = UOp::make(Ops::RANGE, L.idt, {L.zero(), UOp::cnst_int(L.idt, s)}, int64_t{d});
+          idx[d] = outer_range(d);
+        break;
+      case AxisType::BLOCK:
+        if (s > 1) idx[d] = outer_range(d);
         break;
       case AxisType::LOCAL:
         if (s > 1) idx[d] = UOp::make(Ops::SPECIAL, L.idt, {}, VarArg{"lidx" + std::to_string(nlocal++), 0, s - 1});

@@ -21,7 +21,8 @@ std::atomic<int64_t> searches{0};
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// The actions tried on every kernel of the beam (seed 001's list, with the CPU's vector widths).
+// The actions tried on every kernel of the beam (seed 001's list, with the CPU's vector widths, and our
+// reduce cache blocks).
 std::vector<Opt> actions() {
   std::vector<Opt> a;
   for (int axis = 0; axis < 5; axis++)
@@ -29,6 +30,9 @@ std::vector<Opt> actions() {
   for (int axis = 0; axis < 3; axis++)
     for (int64_t amt : {0, 2, 4, 8, 16}) a.push_back({OptOps::UNROLL, axis, amt});
   for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::PADTO, axis, 16});
+  for (int axis = 0; axis < 2; axis++)
+    for (int64_t other = axis + 1; other < 3; other++) a.push_back({OptOps::SWAP, axis, other});
+  for (int64_t amt : {16, 32, 64, 128}) a.push_back({OptOps::BLOCK, 0, amt});
   return a;
 }
 
@@ -56,7 +60,8 @@ std::vector<Opt> opts_from_string(const std::string& s) {
     Opt o{OptOps::UPCAST, 0, 0};
     it >> name >> o.axis >> o.amount;
     bool known = false;
-    for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::LOCAL, OptOps::GROUP, OptOps::GROUPTOP, OptOps::PADTO, OptOps::NOLOCALS})
+    for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::LOCAL, OptOps::GROUP, OptOps::GROUPTOP, OptOps::PADTO, OptOps::NOLOCALS,
+                      OptOps::SWAP, OptOps::BLOCK})
       if (name == optops_name(op)) { o.op = op; known = true; }
     TG_CHECK(known && !it.fail(), "BEAM: a cached search result is corrupt: '", s, "'");
     out.push_back(o);
