@@ -342,6 +342,38 @@ TEST(KernelOpts, BlockedMatmul) {
   }
 }
 
+// Padding read as vectors: contiguous lanes whose validity differs are one read under a lane mask, or
+// lane by lane where the vector would leave the readable part of the buffer (the first and last rows
+// here: index -1, and one past the end).
+TEST(KernelOpts, MaskedVectorLoads) {
+  std::mt19937 rng(8);
+  for (DType dt : {dtypes::float32, dtypes::int32}) {
+    Tensor x = rand_tensor(rng, {4, 30}, dt);
+    ScheduleItem si = kernel_of(x.pad({{0, 0}, {1, 1}}) + 1);
+    Kernel k(si.ast, Device::get("CPU").renderer());
+    k.apply_opt({OptOps::UPCAST, 1, 16});
+    std::string src = compile_kernel(k, "CPU")->kernel.src;
+    EXPECT_THAT(src, HasSubstr("tg_load_masked_" + dt.vec(16).name() + "(")) << src;
+    expect_close(run(si, k.applied_opts()), run(si, {}), "masked vector load " + dt.name());
+  }
+}
+
+// A conv whose rows are a little short of whole vectors: the heuristics pad them, and unroll the
+// 3-wide window, so the padding masks are constants per lane.
+TEST(KernelOpts, ConvHeuristics) {
+  std::mt19937 rng(9);
+  Tensor x = rand_tensor(rng, {2, 4, 14, 14}, dtypes::float32), w = rand_tensor(rng, {8, 4, 3, 3}, dtypes::float32);
+  ScheduleItem si = kernel_of(x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}));
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("PADTO("));
+  EXPECT_THAT(opts, HasSubstr("UNROLL("));
+  EXPECT_GE(k.vector_dim(), 0) << opts;
+  EXPECT_THAT(compile_kernel(k, "CPU")->kernel.src, HasSubstr("tg_load_masked_float32x16("));
+  expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
+}
+
 // The vector code really is vector code: one 16-wide load, fma accumulation, one vector store.
 TEST(KernelOpts, RendersVectors) {
   std::mt19937 rng(6);

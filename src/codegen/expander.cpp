@@ -171,10 +171,21 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
         UOpPtr valid = u->src.size() > 1 ? u->src[1] : nullptr;
         Access a = access(index, valid, lane);
         const UOpPtr& buf = index->src[0];
+        bool contiguous_idx = true;
+        for (int64_t l = 1; l < w; l++) contiguous_idx = contiguous_idx && a.idx[l] == simplify(a.idx[0]->add(l));
         if (a.contiguous && can_vector(u->dtype, w)) {
           std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]})};
           if (valid) s.push_back(a.valid[0]);
           lifted[u.get()] = UOp::make(Ops::LOAD, u->dtype.vec(static_cast<int>(w)), std::move(s));
+        } else if (contiguous_idx && valid && std::holds_alternative<int64_t>(u->arg) && can_vector(u->dtype, w)) {
+          // contiguous lanes with lane-dependent validity (padding): one vector read under a lane mask
+          // (0 / all ones, an integer of the element's width); the read stays within the readable part
+          // of the buffer (the arg), or the renderer falls back to reading lane by lane
+          DType mt = u->dtype.itemsize() == 8 ? dtypes::int64 : u->dtype.itemsize() == 4 ? dtypes::int32 : u->dtype.itemsize() == 2 ? dtypes::int16 : dtypes::int8;
+          std::vector<UOpPtr> mask;
+          for (int64_t l = 0; l < w; l++) mask.push_back(simplify_top(a.valid[l]->where(UOp::cnst_int(mt, -1), UOp::cnst_int(mt, 0))));
+          UOpPtr m = UOp::make(Ops::VECTORIZE, mt.vec(static_cast<int>(w)), std::move(mask));
+          lifted[u.get()] = UOp::make(Ops::LOAD, u->dtype.vec(static_cast<int>(w)), {UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]}), m}, u->arg);
         } else {
           std::vector<UOpPtr> lanes;
           for (int64_t l = 0; l < w; l++) {

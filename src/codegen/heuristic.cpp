@@ -1,7 +1,8 @@
 // The default optimizations (tinygrad's hand_coded_optimizations, for a CPU with vector registers):
 //  - a reduce whose loads broadcast along output dims (matmul, conv) gets a register tile: the output
 //    dim that is contiguous in the output becomes vector lanes (twice, when it divides), an output dim
-//    along which the vector-loaded operand is reused is upcast up to 8, and the reduce is unrolled by 4;
+//    along which the vector-loaded operand is reused is upcast up to 8, and the reduce is unrolled by 4
+//    (a short one wholly);
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
@@ -96,12 +97,18 @@ void Kernel::hand_coded_optimizations() {
           if (row < 0 && d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{0}) row = d;
       }
       int64_t w = pow2_divisor(full[vec], lanes);
+      // a row a little short of whole vectors (a 28-wide image) is padded to them: at most 1/8 wasted
+      int64_t padded = (full[vec] + lanes - 1) / lanes * lanes;
+      if (w < lanes && (padded - full[vec]) * 8 <= padded && try_opt({OptOps::PADTO, axis_in(AxisType::GLOBAL, vec), lanes})) w = lanes;
       if (w < 2) tile = false;
       if (tile) {
         try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
         if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full[row], 8)});
-        if (full_shape()[vec] % 2 == 0 && full_shape()[vec] >= 4) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
+        if (full_shape()[vec] % 2 == 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
+        // unroll the reduce by 4, or wholly when it is short (a conv's 3-wide window: its padding
+        // masks then become constants per lane)
         int64_t u = pow2_divisor(full_shape()[red], 4);
+        if (u == 1 && full_shape()[red] <= 8) u = full_shape()[red];
         if (u > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
         if (row >= 0) cache_block(row, vec, red);
         return;

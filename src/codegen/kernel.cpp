@@ -137,7 +137,7 @@ DType Kernel::view_dtype(size_t i) const {
 }
 
 // The first UPCAST/UNROLL dim that the renderer can turn into vector lanes: a power of two of at
-// most 64 bytes, contiguous in the output (an UPCAST) or in some load (an UNROLL).
+// most 64 bytes, contiguous in the output (an UPCAST) or in some load (an UNROLL), padded or not.
 int Kernel::vector_dim() const {
   if (ren_->max_vector_bytes() == 0) return -1;
   Shape full = full_shape();
@@ -150,7 +150,8 @@ int Kernel::vector_dim() const {
       if (types_[d] == AxisType::UPCAST && i != output_view()) continue;
       DType dt = view_dtype(i);
       if (dt == dtypes::void_ || dt.is_bool()) continue;
-      ok = w * dt.itemsize() <= ren_->max_vector_bytes() && stride(i, d) == std::optional<int64_t>{1};
+      // a mask (padding) does not matter here: masked lanes are read under a lane mask or stored one by one
+      ok = w * dt.itemsize() <= ren_->max_vector_bytes() && sts_[i].real_strides(true)[d] == std::optional<int64_t>{1};
     }
     if (ok) return d;
   }

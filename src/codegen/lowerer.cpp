@@ -80,7 +80,10 @@ UOpPtr Kernel::lower() const {
           // a gather's data-dependent load: an offset read from another buffer, and whether it is in range
           if (u->src.size() == 4) { i = i->add(node(u->src[2], idx)->cast(idt)); valid = valid->and_(node(u->src[3], idx)); }
           UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i});
-          r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid});
+          // a gated load knows how much of its buffer the view may read ([0, real_size)), so that a
+          // vector of it can read masked lanes too (vectorize)
+          Arg readable = u->src.size() == 4 ? Arg{} : Arg{k.sts_[view_index.at(u->src[1].get())].real_size()};
+          r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid}, readable);
           break;
         }
         case Ops::STORE: {

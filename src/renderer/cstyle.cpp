@@ -229,6 +229,12 @@ class CStyleRenderer : public Renderer {
       case Ops::INDEX: c.r[u.get()] = "(" + s(0) + "+" + s(1) + ")"; break;
       case Ops::LOAD: {
         DType d = u->dtype;
+        if (u->src.size() > 1 && u->src[1]->dtype.count > 1) {  // a vector under a lane mask (vectorize)
+          const UOpPtr& index = u->src[0];
+          c.decl(u, "val", "tg_load_masked_" + d.name() + "(" + c.r.at(index->src[0]) + ", " + c.r.at(index->src[1]) + ", " +
+                               std::to_string(std::get<int64_t>(u->arg)) + "ll, " + s(1) + ")");
+          break;
+        }
         std::string v = d.count > 1 ? "*(const " + ctype(d) + "*)" + s(0) : is_half(d) ? "tg_h2f(*" + s(0) + ")" : "*" + s(0);
         if (u->src.size() == 1) c.decl(u, "val", v);
         else c.decl(u, "val", "(" + s(1) + " ? " + v + " : " + zero(d) + ")");
@@ -388,6 +394,16 @@ class CStyleRenderer : public Renderer {
         def(u->dtype);
         if (u->op == Ops::MAX || u->op == Ops::EXP2) def(mask_dtype(u->dtype));
       }
+    }
+    // a masked vector read: one vector load when it stays within the readable part [0, n) of the buffer,
+    // else lane by lane (the masked-off lanes may lie outside the buffer)
+    std::set<std::string> ldone;
+    for (auto& u : uops) {
+      if (u->op != Ops::LOAD || u->src.size() < 2 || u->src[1]->dtype.count == 1 || !ldone.insert(u->dtype.name()).second) continue;
+      std::string t = u->dtype.name(), m = mask_type(u->dtype), e = u->dtype.base().c_name(), w = std::to_string(u->dtype.count);
+      os << "static inline " << t << " tg_load_masked_" << t << "(const " << e << "* b, long long i, long long n, " << m << " m) {\n"
+         << "  if (i >= 0 && i + " << w << " <= n) return (" << t << ")((" << m << ")*(const " << t << "*)(b + i) & m);\n"
+         << "  " << t << " r; for (int l = 0; l < " << w << "; l++) r[l] = m[l] ? b[i + l] : 0; return r;\n}\n";
     }
     std::set<std::string> edone;
     for (auto& u : uops)

@@ -172,13 +172,13 @@ int64_t ShapeTracker::real_size() const {
   return std::min(bound, std::max<int64_t>(0, sat_add(idx->vmax, 1)));
 }
 
-std::vector<std::optional<int64_t>> ShapeTracker::real_strides() const {
+std::vector<std::optional<int64_t>> ShapeTracker::real_strides(bool ignore_valid) const {
   const View& last = views.back();
   const size_t n = last.shape.size();
   std::vector<std::optional<int64_t>> ret(n);
   if (views.size() == 1) {  // a dim is affine unless its mask cuts it
     for (size_t i = 0; i < n; i++)
-      if (!last.mask || (*last.mask)[i] == std::pair<int64_t, int64_t>{0, last.shape[i]}) ret[i] = last.strides[i];
+      if (ignore_valid || !last.mask || (*last.mask)[i] == std::pair<int64_t, int64_t>{0, last.shape[i]}) ret[i] = last.strides[i];
     return ret;
   }
   std::vector<UOpPtr> idxs;
@@ -206,7 +206,7 @@ std::vector<std::optional<int64_t>> ShapeTracker::real_strides() const {
     else terms.push_back(t);
   }
   std::vector<int64_t> stride(n, 0);
-  std::set<int> bad = vars_in(valid);
+  std::set<int> bad = ignore_valid ? std::set<int>{} : vars_in(valid);
   for (const UOpPtr& t : terms) {
     if (t->is_const()) continue;
     if (int d = dim_of(t); d >= 0) { stride[d] += 1; continue; }

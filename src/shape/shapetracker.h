@@ -77,7 +77,8 @@ struct ShapeTracker final : ArgObject {
   std::pair<UOpPtr, UOpPtr> to_indexed_uops_flat(const UOpPtr& idx) const;
 
   // The stride of each dim in the underlying buffer when it is a simple affine function, else nullopt.
-  std::vector<std::optional<int64_t>> real_strides() const;
+  // A dim that the validity (a mask) depends on counts as not affine, unless ignore_valid.
+  std::vector<std::optional<int64_t>> real_strides(bool ignore_valid = false) const;
 
   uint64_t hash() const override;
   bool equals(const ArgObject& o) const override;
