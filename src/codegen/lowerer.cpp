@@ -92,7 +92,8 @@ UOpPtr Kernel::lower() const {
           UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i}), value = node(u->src[2], idx);
           for (int d : k.dims_of(AxisType::BLOCK)) {  // the sum so far (apply_opt allows one BLOCK dim)
             UOpPtr earlier = idx[d]->ge(1);
-            value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)}));
+            value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)},
+                                         Arg{k.sts_[0].real_size()}));
           }
           std::vector<UOpPtr> s{index, value};
           if (!valid->is_const(1)) s.push_back(valid);  // padded output (PADTO): store only the real part
