@@ -184,7 +184,7 @@ std::vector<Tensor> mask_coordinates(const Tensor& mask, const Tensor& y, int d)
 }
 
 void check_index_tensor(const Tensor& t, const char* op) {
-  TG_CHECK(t.dtype().is_int(), op, ": index tensors must be integers, got ", t.dtype().name(), " of shape ", t.shape());
+  TG_CHECK_AS(TypeError, t.dtype().is_int(), op, ": index tensors must be integers, got ", t.dtype().name(), " of shape ", t.shape());
 }
 
 }  // namespace
@@ -207,7 +207,7 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
     const auto& v = i.value();
     if (auto* n = std::get_if<int64_t>(&v)) {
       int64_t size = y.shape()[d];
-      TG_CHECK(*n >= -size && *n < size, "index: index ", *n, " is out of bounds for dimension ", d, " with size ", size,
+      TG_CHECK_AS(IndexError, *n >= -size && *n < size, "index: index ", *n, " is out of bounds for dimension ", d, " with size ", size,
                " (tensor of shape ", shape(), ")");
       int64_t p = *n < 0 ? *n + size : *n;
       auto b = full_bounds(y);
@@ -302,7 +302,7 @@ int scatter_checks(const Tensor& self, int dim, const Tensor& index, const Shape
 
 Tensor Tensor::scatter(int dim, const Tensor& index, const Tensor& src) const {
   TG_CHECK(src.ndim() == ndim(), "scatter: src of shape ", src.shape(), " must have the same rank as the input of shape ", shape());
-  TG_CHECK(src.dtype() == dtype(), "scatter: src dtype ", src.dtype().name(), " differs from the input's ", dtype().name());
+  TG_CHECK_AS(TypeError, src.dtype() == dtype(), "scatter: src dtype ", src.dtype().name(), " differs from the input's ", dtype().name());
   TG_CHECK(src.device() == device(), "scatter: src on ", src.device(), ", the input on ", device());
   int d = scatter_checks(*this, dim, index, &src.shape());
   if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), src.reshape({1})).reshape({});
@@ -323,7 +323,7 @@ Tensor Tensor::scatter(int dim, const Tensor& index, double value) const {
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
-  TG_CHECK(mask.dtype().is_bool(), "masked_fill: mask must be bool, got ", mask.dtype().name(), " of shape ", mask.shape());
+  TG_CHECK_AS(TypeError, mask.dtype().is_bool(), "masked_fill: mask must be bool, got ", mask.dtype().name(), " of shape ", mask.shape());
   std::optional<Shape> b = detail::broadcast_shape({shape(), mask.shape()});
   TG_CHECK(b && *b == shape(), "masked_fill: mask of shape ", mask.shape(), " does not broadcast to the input's shape ", shape());
   detail::check_fill_value(value, dtype(), "masked_fill");
@@ -331,7 +331,7 @@ Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {
-  TG_CHECK(dtype().is_int(), "one_hot: needs an integer tensor, got ", dtype().name(), " of shape ", shape());
+  TG_CHECK_AS(TypeError, dtype().is_int(), "one_hot: needs an integer tensor, got ", dtype().name(), " of shape ", shape());
   if (num_classes == -1) {  // the number of classes is in the data: read it
     TG_CHECK(numel() > 0, "one_hot: cannot infer the number of classes from an empty tensor of shape ", shape());
     TG_CHECK(min().cast(dtypes::int64).item<int64_t>() >= 0, "one_hot: class values must be non-negative (shape ", shape(), ")");
