@@ -163,9 +163,9 @@ Tensor advanced_index(Tensor y, std::vector<int> dims, std::vector<Tensor> idxs)
 // A bool mask over dims d.. of y, as numpy and torch read it: the coordinates of its true entries, one
 // int32 tensor per masked dim. The output's shape depends on the data, so the mask is read on the host.
 std::vector<Tensor> mask_coordinates(const Tensor& mask, const Tensor& y, int d) {
-  TG_CHECK(d + mask.ndim() <= y.ndim(), "index: a bool mask of shape ", mask.shape(), " has more dims than are left in shape ", y.shape());
+  TG_CHECK_AS(IndexError, d + mask.ndim() <= y.ndim(), "index: a bool mask of shape ", mask.shape(), " has more dims than are left in shape ", y.shape());
   for (int i = 0; i < mask.ndim(); i++)
-    TG_CHECK(mask.shape()[i] == y.shape()[d + i], "index: the bool mask of shape ", mask.shape(), " does not match dims ", d, ".. of ",
+    TG_CHECK_AS(IndexError, mask.shape()[i] == y.shape()[d + i], "index: the bool mask of shape ", mask.shape(), " does not match dims ", d, ".. of ",
              y.shape());
   std::vector<bool> m = mask.tolist<bool>();
   std::vector<std::vector<int32_t>> coords(static_cast<size_t>(mask.ndim()));
@@ -197,8 +197,8 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
     else if (auto* t = std::get_if<Tensor>(&v); t && t->dtype().is_bool()) consumed += std::max(1, t->ndim());
     else if (!std::holds_alternative<NoneIndex>(v)) consumed++;
   }
-  TG_CHECK(ellipses <= 1, "index: an index can only have a single ellipsis");
-  TG_CHECK(consumed <= ndim(), "index: too many indices for tensor of shape ", shape(), ": ", consumed, " indices given");
+  TG_CHECK_AS(IndexError, ellipses <= 1, "index: an index can only have a single ellipsis");
+  TG_CHECK_AS(IndexError, consumed <= ndim(), "index: too many indices for tensor of shape ", shape(), ": ", consumed, " indices given");
   Tensor y = *this;
   int d = 0;  // the dim of y the next index applies to
   std::vector<int> tdims;
