@@ -9,6 +9,7 @@ import torch
 
 import tg
 from tg import Context, Device, GlobalCounters, Tensor, dtypes
+from tg.helpers import DEBUG, NOOPT
 
 
 def test_imports():
@@ -79,19 +80,19 @@ def test_device():
 # ---- Context and GlobalCounters ---------------------------------------------------------------------------
 
 def test_context_restores():
-  before = tg.context_var("NOOPT").value
+  before = NOOPT.value
   with Context(NOOPT=1):
-    assert tg.context_var("NOOPT").value == 1
+    assert NOOPT.value == 1
     np.testing.assert_allclose((Tensor.ones(8, 8) @ Tensor.ones(8, 8)).numpy(), np.full((8, 8), 8.0))
-  assert tg.context_var("NOOPT").value == before
+  assert NOOPT.value == before
 
 
 def test_context_restores_on_exception():
-  before = tg.context_var("DEBUG").value
+  before = DEBUG.value
   with pytest.raises(ZeroDivisionError):
     with Context(DEBUG=0):
       1 / 0
-  assert tg.context_var("DEBUG").value == before
+  assert DEBUG.value == before
 
 
 def test_context_unknown_key():
@@ -258,11 +259,6 @@ def test_bool_of_tensor():
   assert bool(Tensor(1.0)) and not bool(Tensor(0.0))
   with pytest.raises((ValueError, RuntimeError, TypeError)):
     bool(Tensor([1.0, 2.0]))
-
-
-def test_float_int_of_tensor():
-  assert float(Tensor(2.5)) == 2.5
-  assert int(Tensor(7)) == 7
 
 
 def test_realize_many():

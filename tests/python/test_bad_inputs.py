@@ -295,7 +295,7 @@ CHILD = textwrap.dedent("""
     lambda: Tensor.ones(2, 3).expand(4, 4),
     lambda: Tensor.ones(2, 3).flip(3),
     lambda: Tensor.ones(4).gather(0, Tensor([[0]])),
-    lambda: Tensor.ones(2, 3).max_pool2d(),
+    lambda: Tensor.ones(1, 1, 2, 3).max_pool2d(kernel_size=(5, 5)),
     lambda: Tensor.ones(3).topk(5),
     lambda: Tensor.ones(3).one_hot(0),
     lambda: Tensor.ones(2, 2).split([1, 5]),

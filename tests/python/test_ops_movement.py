@@ -27,6 +27,7 @@ MOVE = {
   "pad":             ([(3, 3, 3, 3)], lambda x: F.pad(x, (1, 2, 3, 4)), lambda x: x.pad(((0, 0), (0, 0), (3, 4), (1, 2))), {}),
   "pad_value":       ([(3, 3, 3)], lambda x: F.pad(x, (1, 2, 0, 1), value=5.0), lambda x: x.pad(((0, 0), (0, 1), (1, 2)), value=5.0), {}),
   "pad_negative":    ([(3, 3, 3, 3)], lambda x: F.pad(x, (-1, 2, -2, 1)), lambda x: x.pad(((0, 0), (0, 0), (-2, 1), (-1, 2))), {}),
+  "pad_negative_flat": ([(3, 3, 3, 3)], lambda x: F.pad(x, (-1, 2, -2, 1)), lambda x: x.pad((-1, 2, -2, 1)), {}),
   "pad_none_dims":   ([(3, 4)], lambda x: F.pad(x, (1, 1)), lambda x: x.pad((None, (1, 1))), {}),
   "pad2d":           ([(2, 3, 4, 4)], lambda x: F.pad(x, (1, 2, 0, 3)), lambda x: x.pad2d((1, 2, 0, 3)), {}),
   "shrink":          ([(4, 3, 6, 6)], lambda x: x[1:3, :, 2:5, 0:6], lambda x: x.shrink(((1, 3), (0, 3), (2, 5), (0, 6))), {}),
@@ -51,7 +52,20 @@ MOVE = {
 }
 
 
-@pytest.mark.parametrize("name", list(MOVE))
+# Known deviations from tinygrad (reported), each a strict xfail: it turns into a failure once fixed.
+XFAIL = {
+  "pad_negative": "tg bug: pad with (before, after) pairs rejects negative padding (ValueError), which tinygrad "
+                  "crops by; the flat torch-order form (pad_negative_flat) accepts it",
+  "list_nested": "tg deviation: a list of lists indexes as one NumPy index array (shape (2, 2, 6)); tinygrad and "
+                 "torch read it as a tuple of per-dim indices (shape (2,))",
+}
+
+
+def params(names):
+  return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n])) if n in XFAIL else n for n in names]
+
+
+@pytest.mark.parametrize("name", params(MOVE))
 def test_movement(name):
   shps, tf, gf, opts = MOVE[name]
   helper_test_op(shps, tf, gf, **opts)
@@ -113,7 +127,7 @@ INDEX = {
 }
 
 
-@pytest.mark.parametrize("name", list(INDEX))
+@pytest.mark.parametrize("name", params(INDEX))
 def test_index(name):
   shps, f = INDEX[name]
   helper_test_op(shps, f)
