@@ -103,6 +103,12 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
         if (truth < 0) throw py::error_already_set();
         return truth != 0;
       })
+      .def("__float__", [](const Tensor& t) { return py::float_(item(t)); })
+      .def("__int__", [](const Tensor& t) { return py::int_(item(t)); })
+      .def("__index__", [](const Tensor& t) {
+        if (!t.dtype().is_int() && !t.dtype().is_bool()) throw py::type_error("only integer tensors of one element can be an index, got " + t.dtype().name());
+        return py::int_(item(t));
+      })
       .def("__len__", [](const Tensor& t) {
         if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
         return t.shape()[0];

@@ -50,13 +50,18 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
   for (py::handle h : seq) flat = flat && !h.is_none() && !PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr());
   if (flat) return t.pad2d(int_list(padding, "pad: padding"), v);
   std::vector<std::pair<int64_t, int64_t>> pairs;
+  bool crops = false;
   for (py::handle h : seq) {
     if (h.is_none()) { pairs.emplace_back(0, 0); continue; }
     std::vector<int64_t> p = int_list(h, "pad: padding");
     if (p.size() != 2) throw py::value_error("pad: each dim's padding must be (before, after) or None");
     pairs.emplace_back(p[0], p[1]);
+    crops = crops || p[0] < 0 || p[1] < 0;
   }
-  return t.pad(pairs, v);
+  if (!crops || pairs.size() != t.shape().size()) return t.pad(pairs, v);
+  std::vector<int64_t> torch_order;  // negative padding crops (tinygrad): pad2d's order, last dim first, does both
+  for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) torch_order.insert(torch_order.end(), {it->first, it->second});
+  return t.pad2d(torch_order, v);
 }
 
 // shrink's bounds: (begin, end) or None (the whole dim) per dim.
@@ -112,6 +117,12 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
   TG_UNARY(sigmoid) TG_UNARY(gelu) TG_UNARY(quick_gelu) TG_UNARY(selu) TG_UNARY(swish) TG_UNARY(silu) TG_UNARY(mish)
   TG_UNARY(hardsigmoid) TG_UNARY(hardswish) TG_UNARY(logical_not) TG_UNARY(bitwise_not)
 #undef TG_UNARY
+  // tinygrad's compositions the C++ API does not have as ops
+  cls.def("asinh", [](const Tensor& x) { return (x + (x.square() + 1).sqrt()).log(); })
+      .def("acosh", [](const Tensor& x) { return (x + (x.square() - 1).sqrt()).log(); })
+      .def("atanh", [](const Tensor& x) { return ((1 + x) / (1 - x)).log() / 2; })
+      .def("logsigmoid", [](const Tensor& x) { return -(-x).softplus(); })
+      .def("softsign", [](const Tensor& x) { return x / (1 + x.abs()); });
   cls.def("isinf", &Tensor::isinf, py::arg("detect_positive") = true, py::arg("detect_negative") = true)
       .def("softplus", &Tensor::softplus, py::arg("beta") = 1.0)
       .def("leaky_relu", &Tensor::leakyrelu, py::arg("neg_slope") = 0.01)
