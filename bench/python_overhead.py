@@ -93,6 +93,7 @@ def main():
     ds = f"{py[k] - c:10.1f} us" if c is not None else f"{'':>13}"
     print(f"{k:10} {py[k]:10.1f} us {cs} {ds}")
   if th is not None: print(f"{'torch item':10} {th:10.1f} us  (PyTorch eager, same graph, for scale)")
+  sys.stdout.flush()
   if cpp is None:
     print(f"C++ column: build bench/small_graph.cpp (cmake -DTG_BUILD_BENCH=ON, target bench_small_graph) and pass --cpp PATH",
           file=sys.stderr)
