@@ -54,8 +54,6 @@ MOVE = {
 
 # Known deviations from tinygrad (reported), each a strict xfail: it turns into a failure once fixed.
 XFAIL = {
-  "pad_negative": "tg bug: pad with (before, after) pairs rejects negative padding (ValueError), which tinygrad "
-                  "crops by; the flat torch-order form (pad_negative_flat) accepts it",
   "list_nested": "tg deviation: a list of lists indexes as one NumPy index array (shape (2, 2, 6)); tinygrad and "
                  "torch read it as a tuple of per-dim indices (shape (2,))",
 }
