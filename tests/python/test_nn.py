@@ -327,3 +327,70 @@ def test_training_smoke(training):
   assert losses[-1] < 0.5 * losses[0], losses
   acc = (model(x).argmax(axis=1) == y).mean().item()
   assert acc > 0.9, acc
+
+
+def test_batchnorm_three_training_steps(training):
+  # running statistics follow torch's over several batches (momentum 0.1, unbiased running variance)
+  layer, tl = nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3).train()
+  for i in range(3):
+    x = np.random.RandomState(i).uniform(-2, 3, (4, 3, 2, 2)).astype(np.float32)
+    np.testing.assert_allclose(layer(Tensor(x)).numpy(), tl(torch.tensor(x)).detach().numpy(), atol=1e-5, rtol=1e-4)
+  np.testing.assert_allclose(layer.running_mean.numpy(), tl.running_mean.numpy(), atol=1e-5)
+  np.testing.assert_allclose(layer.running_var.numpy(), tl.running_var.numpy(), atol=1e-5)
+
+
+def test_safetensors_metadata(tmp_path):
+  from tg.nn.state import safe_load_metadata
+  p = str(tmp_path / "m.safetensors")
+  safe_save({"a": Tensor([1.0])}, p, metadata={"format": "pt", "note": "hello"})
+  assert safe_load_metadata(p) == {"format": "pt", "note": "hello"}
+
+
+def test_load_state_dict_casts_dtype():
+  layer = nn.Linear(3, 2)
+  sd = {k: Tensor(v.numpy().astype(np.float64)) for k, v in get_state_dict(nn.Linear(3, 2)).items()}
+  load_state_dict(layer, sd)
+  assert layer.weight.dtype == dtypes.float32
+  np.testing.assert_allclose(layer.weight.numpy(), sd["weight"].numpy().astype(np.float32))
+
+
+def test_load_state_dict_is_in_place():
+  # a reference taken before loading (as an optimizer holds) sees the loaded values
+  layer = nn.Linear(3, 2)
+  w = layer.weight
+  new = get_state_dict(nn.Linear(3, 2))
+  load_state_dict(layer, new)
+  np.testing.assert_array_equal(w.numpy(), new["weight"].numpy())
+
+
+def test_fashion_mnist():
+  import os
+  from tg.nn.datasets import mnist
+  if not os.path.isdir("/usr/share/datasets/fashion-mnist"): pytest.skip("Debian's dataset-fashion-mnist is not installed")
+  X_train, Y_train, X_test, Y_test = mnist(fashion=True)
+  assert X_train.shape == (60000, 1, 28, 28) and X_train.dtype == dtypes.uint8
+  assert Y_train.shape == (60000,) and X_test.shape == (10000, 1, 28, 28) and Y_test.shape == (10000,)
+  y = Y_test.numpy()
+  assert y.min() == 0 and y.max() == 9 and np.bincount(y).tolist() == [1000] * 10  # the test set is balanced
+
+
+def test_sgd_requires_training():
+  # as tinygrad: an optimizer step outside Tensor.training is an error (and changes nothing)
+  w = Tensor([1.0, 2.0], requires_grad=True)
+  opt = SGD([w], lr=0.1)
+  (w * w).sum().backward()
+  prev = Tensor.training
+  Tensor.training = False
+  try:
+    with pytest.raises((RuntimeError, ValueError, AssertionError)):
+      opt.step()
+  finally:
+    Tensor.training = prev
+  np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+
+
+def test_train_context_manager():
+  assert Tensor.training is False
+  with Tensor.train():
+    assert Tensor.training is True
+  assert Tensor.training is False

@@ -255,3 +255,32 @@ def test_gradient_at_zero(name):
 def test_sign_nan():
   v = Tensor([math.nan]).sign().item()
   assert math.isnan(v) or v == 0.0
+
+
+MORE_BINARY = {
+  # Python's % and // follow the sign of the divisor (floor), on floats as torch's remainder / floor_divide
+  "float_mod":      (lambda x, y: torch.remainder(x, y), lambda x, y: x % y, dict(forward_only=True)),
+  "float_floordiv": (lambda x, y: torch.floor_divide(x, y), lambda x, y: x // y, dict(forward_only=True)),
+  "logical_and":    (lambda x, y: (x > 0).logical_and(y > 0), lambda x, y: (x > 0).logical_and(y > 0), dict(forward_only=True)),
+  "logical_or":     (lambda x, y: (x > 0).logical_or(y > 0), lambda x, y: (x > 0).logical_or(y > 0), dict(forward_only=True)),
+  "logical_xor":    (lambda x, y: (x > 0).logical_xor(y > 0), lambda x, y: (x > 0).logical_xor(y > 0), dict(forward_only=True)),
+  "div_rounding_floor": (lambda x, y: torch.div(x, y, rounding_mode="floor"), lambda x, y: x.div(y, rounding_mode="floor"), dict(forward_only=True)),
+  "div_rounding_trunc": (lambda x, y: torch.div(x, y, rounding_mode="trunc"), lambda x, y: x.div(y, rounding_mode="trunc"), dict(forward_only=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_BINARY))
+def test_more_binary(name):
+  tf, gf, opts = MORE_BINARY[name]
+  helper_test_op([(8, 9), (8, 9)], tf, gf, low=-5, high=5, **opts)
+
+
+def test_int_mod_python_sign():
+  helper_test_op(None, lambda x, y: torch.remainder(x, y), lambda x, y: x % y, vals=[[-7, 7, 5, -5], [2, -2, 3, -3]], forward_only=True)
+
+
+def test_isinf_one_sided():
+  helper_test_op(None, lambda x: torch.isposinf(x), lambda x: x.isinf(detect_negative=False),
+                 vals=[[1.0, math.inf, -math.inf, math.nan]], forward_only=True)
+  helper_test_op(None, lambda x: torch.isneginf(x), lambda x: x.isinf(detect_positive=False),
+                 vals=[[1.0, math.inf, -math.inf, math.nan]], forward_only=True)
