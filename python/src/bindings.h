@@ -52,6 +52,8 @@ tg::Tensor tensor_from_python(py::handle data, std::optional<tg::DType> dtype, c
 // or float tensor's dtype, a float makes an int tensor float), a NumPy array or list through Tensor(...).
 // nullopt when `other` is none of these (the operator then returns NotImplemented).
 std::optional<tg::Tensor> operand(const tg::Tensor& self, py::handle other);
+// h as a Tensor; a TypeError naming `op` for anything else.
+tg::Tensor as_tensor(py::handle h, const char* op);
 // Like operand, but a TypeError naming `op` instead of nullopt.
 tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op);
 

@@ -213,6 +213,11 @@ std::optional<tg::Tensor> operand(const tg::Tensor& self, py::handle other) {
   return std::nullopt;
 }
 
+tg::Tensor as_tensor(py::handle h, const char* op) {
+  if (!py::isinstance<tg::Tensor>(h)) type_error(std::string(op) + ": expected a Tensor, got " + type_name(h));
+  return h.cast<tg::Tensor>();
+}
+
 tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op) {
   if (auto t = operand(self, other)) return *t;
   type_error(std::string(op) + ": expected a Tensor or a number, got " + type_name(other));

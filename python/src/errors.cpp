@@ -1,7 +1,8 @@
 // tg's C++ errors -> the Python exceptions a Python user expects, with the same message:
 //   tg::IndexError -> IndexError, tg::TypeError -> TypeError, tg::IOError -> OSError, tg::RuntimeError -> RuntimeError,
 //   any other tg::Error (a bad shape or value) -> ValueError, tg::InternalError (our bug) -> RuntimeError.
-// pybind11 itself maps std::bad_alloc to MemoryError and other std::exceptions to RuntimeError.
+// A pybind11 cast_error (a value of the wrong Python type, e.g. pad(value="x")) -> TypeError. pybind11 itself maps
+// std::bad_alloc to MemoryError and other std::exceptions to RuntimeError.
 #include "bindings.h"
 
 namespace tgpy {
@@ -22,6 +23,8 @@ void bind_errors(py::module_&) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const tg::InternalError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const py::cast_error& e) {  // a Python value of the wrong type where a number/str/bool was needed
+      PyErr_SetString(PyExc_TypeError, e.what());
     }
   });
 }

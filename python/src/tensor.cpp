@@ -172,7 +172,7 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
   // ---- realization -----------------------------------------------------------------------------------
   cls.def("realize", [](py::object self, py::args more) {
         std::vector<Tensor> all{self.cast<Tensor>()};
-        for (py::handle h : more) all.push_back(h.cast<Tensor>());
+        for (py::handle h : more) all.push_back(as_tensor(h, "realize"));
         {
           py::gil_scoped_release release;
           Tensor::corealize(all);

@@ -124,6 +124,13 @@ Tensor embed(Tensor x, const std::vector<DimSel>& sel, const tg::Shape& full, do
   return x;
 }
 
+// v with leading 1s added, expanded to `shape` (NumPy's broadcasting of an assigned value).
+Tensor broadcast_to(const Tensor& v, const tg::Shape& shape) {
+  tg::Shape vshape = v.shape();
+  if (vshape.size() < shape.size()) vshape.insert(vshape.begin(), shape.size() - vshape.size(), 1);
+  return v.reshape(vshape).expand(shape);
+}
+
 void setitem(Tensor& t, py::handle idx, py::handle value) {
   std::vector<TensorIndex> indices = to_indices(t, idx);
   Tensor v = py::isinstance<Tensor>(value) ? value.cast<Tensor>() : tensor_from_python(value, t.dtype(), t.device());
@@ -133,7 +140,7 @@ void setitem(Tensor& t, py::handle idx, py::handle value) {
   if (advanced) {
     Tensor positions = Tensor::arange(0, static_cast<double>(t.numel()), 1, tg::dtypes::int64, t.device()).reshape(t.shape());
     Tensor sel = positions.index(indices);
-    Tensor values = v.expand(sel.shape());
+    Tensor values = broadcast_to(v, sel.shape());
     t.assign(t.reshape({-1}).scatter(0, sel.reshape({-1}), values.reshape({-1})).reshape(t.shape()));
     return;
   }
@@ -142,9 +149,7 @@ void setitem(Tensor& t, py::handle idx, py::handle value) {
   for (auto& s : sel)
     if (s.count == 0) return;  // an empty selection writes nothing
   // v broadcast to the view, then None dims dropped and int dims put back as size 1
-  tg::Shape vshape = v.shape();
-  if (vshape.size() < view_shape.size()) vshape.insert(vshape.begin(), view_shape.size() - vshape.size(), 1);
-  v = v.reshape(vshape).expand(view_shape);
+  v = broadcast_to(v, view_shape);
   tg::Shape counts;
   for (auto& s : sel) counts.push_back(s.count);
   v = v.reshape(counts);

@@ -84,7 +84,7 @@ Tensor shrink(const Tensor& t, py::object arg) {
 
 std::optional<Tensor> opt_tensor(py::handle h) {
   if (h.is_none()) return std::nullopt;
-  return h.cast<Tensor>();
+  return as_tensor(h, "optional tensor argument");
 }
 
 // cond.where(x, y) with tensors or Python scalars; two scalars take their dtype from the values.
@@ -99,7 +99,7 @@ Tensor where(const Tensor& cond, py::object x, py::object y) {
 // a.cat(b, c, dim=) and Tensor.cat(a, b, dim=); the same for stack.
 std::vector<Tensor> with_rest(const Tensor& first, const py::args& rest) {
   std::vector<Tensor> v{first};
-  for (py::handle h : rest) v.push_back(h.cast<Tensor>());
+  for (py::handle h : rest) v.push_back(as_tensor(h, "cat/stack/meshgrid"));
   return v;
 }
 
