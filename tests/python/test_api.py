@@ -271,3 +271,43 @@ def test_realize_many():
   np.testing.assert_array_equal(a.numpy(), np.full(4, 2.0, np.float32))
   np.testing.assert_array_equal(b.numpy(), np.full(4, 3.0, np.float32))
   assert GlobalCounters.kernel_count == 0  # both were realized already
+
+
+def test_no_device_memory_leak():
+  # tensors dropped by Python free their device buffers: repeated work leaves mem_used where it was
+  import gc
+  x = Tensor(np.ones(1000, np.float32)).realize()
+
+  def work(i):
+    (x * 2 + i).realize()
+    Tensor(np.ones((64, 64), np.float32)).realize()
+    g = Tensor(np.ones(10, np.float32), requires_grad=True)
+    (g * g).sum().backward()
+    g.grad.numpy()
+    (x + i).tolist()
+
+  for i in range(5): work(i)
+  gc.collect()
+  before = GlobalCounters.mem_used
+  for i in range(100): work(i)
+  gc.collect()
+  assert GlobalCounters.mem_used == before
+
+
+def test_threads():
+  # Python threads may use tg at once (realize releases the GIL): each gets its own right answers
+  import threading
+  errors = []
+
+  def work(k):
+    try:
+      for i in range(20):
+        r = (Tensor(np.full(64, k, np.float32)) * 2 + i).sum().item()
+        if r != 64 * (2 * k + i): errors.append((k, i, r))
+    except Exception as e:  # noqa: BLE001 -- reported below
+      errors.append(repr(e))
+
+  threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+  for t in threads: t.start()
+  for t in threads: t.join()
+  assert errors == []
