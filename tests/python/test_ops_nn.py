@@ -258,6 +258,8 @@ INTERP = {
 }
 
 
+@pytest.mark.xfail(strict=True, raises=AttributeError,
+                   reason="Tensor.interpolate is not bound (the C++ API has no resize op): reported as missing")
 @pytest.mark.parametrize("name", list(INTERP))
 def test_interpolate(name):
   shp, size, tmode, gmode, ac = INTERP[name]
