@@ -96,7 +96,7 @@ def test_context_restores_on_exception():
 
 
 def test_context_unknown_key():
-  with pytest.raises((ValueError, KeyError)):
+  with pytest.raises(ValueError):
     Context(NO_SUCH_SETTING=1)
 
 
@@ -234,7 +234,7 @@ def test_assign():
   w = Tensor.zeros(3).contiguous().realize()
   w.assign(Tensor([1.0, 2.0, 3.0])).realize()
   np.testing.assert_array_equal(w.numpy(), [1.0, 2.0, 3.0])
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError):
     w.assign(Tensor([1.0, 2.0]))
 
 
@@ -257,7 +257,7 @@ def test_realize_returns_self():
 
 def test_bool_of_tensor():
   assert bool(Tensor(1.0)) and not bool(Tensor(0.0))
-  with pytest.raises((ValueError, RuntimeError, TypeError)):
+  with pytest.raises(RuntimeError):  # as torch
     bool(Tensor([1.0, 2.0]))
 
 

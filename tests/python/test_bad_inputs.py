@@ -59,9 +59,9 @@ def test_expand_failure():
 
 
 def test_permute_bad_order():
-  with pytest.raises((ShapeError, IndexError)):
+  with pytest.raises(ShapeError):
     Tensor.ones(2, 3).permute(0, 0)
-  with pytest.raises((ShapeError, IndexError)):
+  with pytest.raises(ShapeError):
     Tensor.ones(2, 3).permute(0, 1, 2)
 
 
@@ -92,7 +92,7 @@ def test_where_broadcast_failure():
 
 
 def test_nested_list_ragged():
-  with pytest.raises((ValueError, TypeError)):
+  with pytest.raises(ValueError):
     Tensor([[1, 2], [3]])
 
 
@@ -150,12 +150,12 @@ def test_sum_axis_str():
 
 
 def test_index_with_float():
-  with pytest.raises((TypeError, IndexError)):
+  with pytest.raises(TypeError):
     Tensor.ones(3)[1.5]
 
 
 def test_index_with_str():
-  with pytest.raises((TypeError, IndexError)):
+  with pytest.raises(TypeError):
     Tensor.ones(3)["a"]
 
 
@@ -213,53 +213,53 @@ def test_numpy_non_contiguous_works():
                                  np.zeros(2, dtype=[("a", np.int32), ("b", np.float32)])],
                          ids=["complex64", "complex128", "object", "datetime64", "unicode", "structured"])
 def test_numpy_unsupported_dtype(arr):
-  with pytest.raises((TypeError, ValueError)):
+  with pytest.raises(TypeError, match="not supported"):
     Tensor(arr)
 
 
 # ---- item(), backward(), gradients --------------------------------------------------------------------
 
 def test_item_multi_element():
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError, match="item"):
     Tensor([1.0, 2.0]).item()
 
 
 def test_item_empty():
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError):
     Tensor.ones(0).item()
 
 
 def test_backward_non_scalar():
   x = Tensor([1.0, 2.0], requires_grad=True)
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError, match="scalar"):
     (x * 2).backward()
 
 
 def test_backward_without_grad_inputs():
   # nothing requires grad: tinygrad raises (there is nothing to differentiate)
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError):
     (Tensor([1.0, 2.0]) * 2).sum().backward()
 
 
 def test_int_tensor_requires_grad_backward():
   # an integer tensor cannot carry a gradient
-  with pytest.raises((TypeError, ValueError, RuntimeError)):
+  with pytest.raises(TypeError):
     x = Tensor([1, 2], requires_grad=True)
     x.sum().backward()
 
 
 def test_unknown_device():
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError, match="NOSUCHDEVICE"):
     Tensor([1.0], device="NOSUCHDEVICE").realize()
 
 
 def test_bad_arange():
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError):
     Tensor.arange(0, 10, 0)
 
 
 def test_negative_shape():
-  with pytest.raises((ValueError, RuntimeError)):
+  with pytest.raises(ValueError):
     Tensor.ones(-1, 3)
 
 
