@@ -320,3 +320,15 @@ def test_bad_inputs_do_not_crash_interpreter():
   assert r.returncode == 0, f"child died with {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr[-3000:]}"
   n = CHILD.count("lambda:")
   assert f"raised {n} of {n}" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+def test_int_pow_negative_method():
+  with pytest.raises(ValueError, match="negative power"):
+    Tensor([2]).pow(-1)
+
+
+@pytest.mark.xfail(strict=True, reason="tg bug (reported): the ** operator on an int tensor with a negative int exponent "
+                                       "gives 0 (1/2 truncated); .pow(-1) raises ValueError, torch raises too")
+def test_int_pow_negative_operator():
+  with pytest.raises(ValueError):
+    Tensor([2]) ** -1
