@@ -1,6 +1,6 @@
 // tg.Tensor, part 4: t[...] and t[...] = v with Python's index forms: ints (negative from the end), slices
-// with any step (negative too), None, Ellipsis, and advanced indices (Tensors, lists, NumPy arrays of
-// integers, or bool masks), in a tuple or alone. Reading is Tensor::index.
+// with any step (negative too), None, Ellipsis, and advanced indices (Tensors, lists of ints, NumPy arrays
+// of integers, or bool masks), in a tuple or alone. Reading is Tensor::index.
 //
 // Writing (tinygrad: the tensor is updated in place, through assign):
 // - basic indices (ints, slices, None, Ellipsis): the value, broadcast to the indexed shape, is placed in
@@ -40,10 +40,20 @@ TensorIndex one_index(const Tensor& t, py::handle h) {
                        " (ints, slices, None, Ellipsis, lists, NumPy arrays and Tensors are)");
 }
 
+// A list of ints is one tensor index; any other list is a tuple of indices (tinygrad, and torch's rule):
+// t[[[0, 1], [2, 3]]] is t[[0, 1], [2, 3]].
+bool is_index_tuple(py::handle idx) {
+  if (PyTuple_Check(idx.ptr())) return true;
+  if (!PyList_Check(idx.ptr())) return false;
+  for (py::handle h : py::reinterpret_borrow<py::list>(idx))
+    if (!PyLong_Check(h.ptr())) return true;  // (bools are ints: a list of them is one mask)
+  return false;
+}
+
 std::vector<TensorIndex> to_indices(const Tensor& t, py::handle idx) {
   std::vector<TensorIndex> out;
-  if (PyTuple_Check(idx.ptr())) {
-    for (py::handle h : py::reinterpret_borrow<py::tuple>(idx)) out.push_back(one_index(t, h));
+  if (is_index_tuple(idx)) {
+    for (py::handle h : py::reinterpret_borrow<py::sequence>(idx)) out.push_back(one_index(t, h));
   } else {
     out.push_back(one_index(t, idx));
   }
