@@ -53,10 +53,7 @@ MOVE = {
 
 
 # Known deviations from tinygrad (reported), each a strict xfail: it turns into a failure once fixed.
-XFAIL = {
-  "list_nested": "tg deviation: a list of lists indexes as one NumPy index array (shape (2, 2, 6)); tinygrad and "
-                 "torch read it as a tuple of per-dim indices (shape (2,))",
-}
+XFAIL = {}
 
 
 def params(names):
@@ -121,7 +118,7 @@ INDEX = {
   "list":          ([(5, 6)], lambda x: x[[0, 3, 3, -1]]),
   "list_2d":       ([(5, 6)], lambda x: x[[0, 1], [2, 5]]),
   "list_slice":    ([(5, 6, 7)], lambda x: x[:, [4, 0, 2], 1:3]),
-  "list_nested":   ([(5, 6)], lambda x: x[[[0, 1], [2, 3]]]),
+  "list_nested":   ([(5, 6)], lambda x: x[[[0, 1], [2, 3]]]),  # a tuple of per-dim indices (tinygrad, torch)
 }
 
 
