@@ -278,13 +278,13 @@ def test_no_device_memory_leak():
   import gc
   x = Tensor(np.ones(1000, np.float32)).realize()
 
-  def work(i):
-    (x * 2 + i).realize()
+  def work(i):  # the same few kernels every round (a constant that changed would compile a new kernel each time)
+    (x * 2 + Tensor(np.full(1000, i, np.float32))).realize()
     Tensor(np.ones((64, 64), np.float32)).realize()
     g = Tensor(np.ones(10, np.float32), requires_grad=True)
     (g * g).sum().backward()
     g.grad.numpy()
-    (x + i).tolist()
+    (x + 1).tolist()
 
   for i in range(5): work(i)
   gc.collect()
@@ -302,8 +302,8 @@ def test_threads():
   def work(k):
     try:
       for i in range(20):
-        r = (Tensor(np.full(64, k, np.float32)) * 2 + i).sum().item()
-        if r != 64 * (2 * k + i): errors.append((k, i, r))
+        r = (Tensor(np.full(64, k + i, np.float32)) * 2 + 1).sum().item()
+        if r != 64 * (2 * (k + i) + 1): errors.append((k, i, r))
     except Exception as e:  # noqa: BLE001 -- reported below
       errors.append(repr(e))
 
