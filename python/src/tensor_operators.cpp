@@ -15,11 +15,13 @@ using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 
 py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
 
+// The operator `name`, its reflected form `rname` and in-place form `iname` (each optional) computing fn.
 void binary(py::class_<Tensor>& cls, const char* name, const char* rname, const char* iname, BinaryFn fn) {
-  cls.def(name, [fn](const Tensor& t, py::handle x) -> py::object {
-    auto o = operand(t, x);
-    return o ? py::cast(fn(t, *o)) : not_implemented();
-  }, py::is_operator());
+  if (name)
+    cls.def(name, [fn](const Tensor& t, py::handle x) -> py::object {
+      auto o = operand(t, x);
+      return o ? py::cast(fn(t, *o)) : not_implemented();
+    }, py::is_operator());
   if (rname)
     cls.def(rname, [fn](const Tensor& t, py::handle x) -> py::object {
       auto o = operand(t, x);
@@ -61,7 +63,19 @@ void bind_tensor_operators(py::class_<Tensor>& cls) {
   binary(cls, "__truediv__", "__rtruediv__", "__itruediv__", [](const Tensor& a, const Tensor& b) { return a.div(b); });
   binary(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__", &python_floordiv);
   binary(cls, "__mod__", "__rmod__", "__imod__", &python_mod);
-  binary(cls, "__pow__", "__rpow__", "__ipow__", [](const Tensor& a, const Tensor& b) { return a.pow(b); });
+  // t ** number is Tensor::pow(double), as t.pow(number): the same dtype rules and errors either way
+  cls.def("__pow__", [](const Tensor& t, py::handle x) -> py::object {
+    if ((PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr())) && !PyBool_Check(x.ptr())) return py::cast(t.pow(x.cast<double>()));
+    auto o = operand(t, x);
+    return o ? py::cast(t.pow(*o)) : not_implemented();
+  }, py::is_operator());
+  binary(cls, nullptr, "__rpow__", nullptr, [](const Tensor& a, const Tensor& b) { return a.pow(b); });
+  cls.def("__ipow__", [](py::object self, py::handle x) -> py::object {
+    py::object r = self.attr("__pow__")(x);
+    if (r.is(py::reinterpret_borrow<py::object>(Py_NotImplemented))) return r;
+    self.cast<Tensor&>().assign(r.cast<Tensor>());
+    return self;
+  }, py::is_operator());
   binary(cls, "__matmul__", "__rmatmul__", "__imatmul__", [](const Tensor& a, const Tensor& b) { return a.matmul(b); });
   binary(cls, "__and__", "__rand__", "__iand__", [](const Tensor& a, const Tensor& b) { return a.bitwise_and(b); });
   binary(cls, "__or__", "__ror__", "__ior__", [](const Tensor& a, const Tensor& b) { return a.bitwise_or(b); });
