@@ -12,6 +12,7 @@ PACKAGES=(
   zlib1g-dev dataset-fashion-mnist           # gzip idx files; the Fashion-MNIST example and its test
   libopenblas0-pthread                       # fast BLAS for numpy/torch references
   nlohmann-json3-dev                         # safetensors headers (JSON), the test reference bridge
+  pybind11-dev python3-dev python3-pytest    # the Python module tg (python/) and its tests (tests/python/)
 )
 
 missing=()

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run):
 #   1. installs the Debian packages (scripts/deps.sh)
-#   2. builds build/ (RelWithDebInfo: -O2 -g with asserts, warnings as errors) and runs ctest, then runs
-#      the dtype tests again with kernels compiled for a baseline x86-64 CPU by gcc and by clang
-#   3. builds build-asan/ (ASan + UBSan, -O1) and runs ctest there
-#   4. installs build/ into a temporary prefix and builds + runs tests/install against it
+#   2. builds build/ (RelWithDebInfo: -O2 -g with asserts, warnings as errors; with the Python module tg)
+#      and runs ctest, then runs the dtype tests again with kernels compiled for a baseline x86-64 CPU by
+#      gcc and by clang
+#   3. runs the Python suite (tests/python, pytest under Debian's /usr/bin/python3) against build/python
+#   4. builds build-asan/ (ASan + UBSan, -O1; no Python module) and runs ctest there
+#   5. installs build/ into a temporary prefix and builds + runs tests/install against it, and imports the
+#      installed Python module (tests/install/python_smoke.py)
 # and ends with a line "N passed, M failed[, S skipped]".
 # Environment:
 #   TG_SKIP_ASAN=1   skip step 3 (quick local runs)
@@ -40,11 +43,29 @@ run_ctest() {
   echo "ctest in $dir: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
 }
 
+# run_pytest PYTHONPATH: runs tests/python under Debian's interpreter and adds pytest's counts (its last
+# line: "N passed, M failed, K errors, S skipped in T s") to PASSED/FAILED/SKIPPED.
+run_pytest() {
+  local path=$1 log rc=0 summary passed failed errors skipped
+  log=$(mktemp)
+  PYTHONPATH="$path" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log" || rc=$?
+  summary=$(grep -E '(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$log" | tail -1 || true)
+  rm -f "$log"
+  count() { grep -oE "[0-9]+ $1" <<<"$summary" | grep -oE '^[0-9]+' || echo 0; }
+  passed=$(count passed); failed=$(count failed); errors=$(count 'errors?'); skipped=$(count skipped)
+  failed=$((failed + errors))
+  if [[ $rc -ne 0 && $failed -eq 0 ]]; then failed=1; fi  # pytest could not run (import error, no tests...)
+  PASSED=$((PASSED + passed))
+  FAILED=$((FAILED + failed))
+  SKIPPED=$((SKIPPED + skipped))
+  echo "pytest: $passed passed, $failed failed, $skipped skipped"
+}
+
 section "dependencies"
 bash "$ROOT/scripts/deps.sh"
 
 section "build (RelWithDebInfo, -Werror)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_WERROR=ON -DBUILD_TESTING=ON
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_WERROR=ON -DBUILD_TESTING=ON -DTG_BUILD_PYTHON=ON
 cmake --build build -j"$JOBS"
 
 section "tests (build)"
@@ -59,11 +80,14 @@ for cc in gcc clang; do
   CPU_TARGET=x86-64 CC=$cc run_ctest build -R 'Dtype|StateFiles|MovementProperty|IntDiv|KernelOpts.(EachAction|Heuristics|RendersVectors|VectorExp2)|KernelMultiReduce'
 done
 
+section "Python module tests (pytest, build/python)"
+run_pytest "$ROOT/build/python"
+
 if [[ "${TG_SKIP_ASAN:-0}" != 1 ]]; then
   section "build (ASan + UBSan)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DTG_SANITIZE=ON -DTG_BUILD_BENCH=OFF -DTG_BUILD_EXAMPLES=OFF \
-    -DBUILD_TESTING=ON
+    -DBUILD_TESTING=ON -DTG_BUILD_PYTHON=OFF
   cmake --build build-asan -j"$JOBS"
 
   section "tests (ASan + UBSan)"
@@ -84,6 +108,15 @@ if cmake -S tests/install -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/pre
 else
   FAILED=$((FAILED + 1))
   echo "install test: FAILED"
+fi
+# The installed Python module, imported by Debian's python3 from the prefix (not from the build tree).
+pydir=$(sed -nE 's/^TG_PYTHON_INSTALL_DIR:STRING=(.*)/\1/p' build/CMakeCache.txt)
+if (cd "$tmp" && PYTHONPATH="$tmp/prefix/$pydir" /usr/bin/python3 "$ROOT/tests/install/python_smoke.py" "$tmp/prefix"); then
+  PASSED=$((PASSED + 1))
+  echo "install test (Python): passed"
+else
+  FAILED=$((FAILED + 1))
+  echo "install test (Python): FAILED"
 fi
 
 section "summary"

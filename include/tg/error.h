@@ -14,6 +14,14 @@ namespace tg {
 struct Error : std::runtime_error { using std::runtime_error::runtime_error; };
 struct InternalError : std::logic_error { using std::logic_error::logic_error; };
 
+// Kinds of user mistake, for callers that tell them apart (the Python module raises IndexError, TypeError,
+// RuntimeError, OSError for these and ValueError for any other tg::Error). Each is a tg::Error: `catch (tg::Error&)`
+// catches them all.
+struct IndexError : Error { using Error::Error; };    // an index, axis or dim out of range
+struct TypeError : Error { using Error::Error; };     // an argument of the wrong dtype or kind
+struct RuntimeError : Error { using Error::Error; };  // the system failed (the compiler, a device), not a value
+struct IOError : RuntimeError { using RuntimeError::RuntimeError; };  // a file could not be opened, read or written
+
 namespace detail {
 template <class T> void put(std::ostringstream& os, const T& v) { os << v; }
 template <class T> void put(std::ostringstream& os, const std::vector<T>& v) {
@@ -31,9 +39,12 @@ template <class... A> std::string cat(const A&... a) {
 }  // namespace tg
 
 // TG_CHECK(cond, "reshape", ": cannot reshape ", shape, " to ", new_shape) -> "reshape: cannot reshape (2,3) to (4,)"
-#define TG_CHECK(cond, ...) \
-  do { if (!(cond)) [[unlikely]] throw ::tg::Error(::tg::detail::cat(__VA_ARGS__)); } while (0)
+#define TG_CHECK(cond, ...) TG_CHECK_AS(Error, cond, __VA_ARGS__)
 #define TG_ERROR(...) throw ::tg::Error(::tg::detail::cat(__VA_ARGS__))
+// The same with a kind: TG_CHECK_AS(IndexError, i < n, "index: ", i, " out of range")
+#define TG_CHECK_AS(kind, cond, ...) \
+  do { if (!(cond)) [[unlikely]] throw ::tg::kind(::tg::detail::cat(__VA_ARGS__)); } while (0)
+#define TG_ERROR_AS(kind, ...) throw ::tg::kind(::tg::detail::cat(__VA_ARGS__))
 // For invariants of our own code: a failure is a tinygrad.cpp bug, never a user mistake.
 #define TG_ASSERT(cond, ...)                                                                        \
   do {                                                                                              \

@@ -60,7 +60,7 @@ std::vector<DType> all() {
 DType from_name(const std::string& name) {
   for (DType d : all())
     if (d.name() == name) return d;
-  TG_ERROR("dtypes: unknown dtype '", name, "'");
+  TG_ERROR_AS(TypeError, "dtypes: unknown dtype '", name, "'");
 }
 }  // namespace dtypes
 

@@ -15,7 +15,7 @@ int64_t checked_nbytes(const Shape& shape, int64_t itemsize) {
 }
 
 InFile::InFile(const std::string& path, const char* what) : path_(path), what_(what), f_(path, std::ios::binary) {
-  TG_CHECK(f_.is_open(), what, ": cannot open ", path);
+  TG_CHECK_AS(IOError, f_.is_open(), what, ": cannot open ", path);
   f_.seekg(0, std::ios::end);
   std::streamoff end = f_.tellg();
   TG_CHECK(f_ && end >= 0, what, ": cannot read the size of ", path);
@@ -32,7 +32,7 @@ void InFile::read_at(uint64_t offset, void* out, uint64_t n, const std::string& 
 }
 
 OutFile::OutFile(const std::string& path, const char* what) : path_(path), what_(what), f_(path, std::ios::binary | std::ios::trunc) {
-  TG_CHECK(f_.is_open(), what, ": cannot open ", path, " for writing");
+  TG_CHECK_AS(IOError, f_.is_open(), what, ": cannot open ", path, " for writing");
 }
 
 void OutFile::write(const void* data, size_t n) {

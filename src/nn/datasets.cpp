@@ -12,7 +12,7 @@ namespace {
 // The whole file, gunzipped when it is gzip (gzread passes plain files through unchanged).
 std::vector<uint8_t> read_maybe_gzip(const std::string& path) {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> f(gzopen(path.c_str(), "rb"), gzclose);
-  TG_CHECK(f, "load_idx: cannot open ", path);
+  TG_CHECK_AS(IOError, f, "load_idx: cannot open ", path);
   std::vector<uint8_t> out;
   uint8_t buf[1 << 16];
   int n;

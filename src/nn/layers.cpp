@@ -226,7 +226,7 @@ Embedding::Embedding(int64_t vocab_size, int64_t embed_size)
 
 // A row gather (work proportional to the output; tinygrad v0.9 multiplies by a one-hot instead).
 Tensor Embedding::operator()(const Tensor& idx) const {
-  TG_CHECK(idx.dtype().is_int(), "Embedding: indices must be integers, got ", idx.dtype().name(), " of shape ", idx.shape());
+  TG_CHECK_AS(TypeError, idx.dtype().is_int(), "Embedding: indices must be integers, got ", idx.dtype().name(), " of shape ", idx.shape());
   tg::detail::check_index_range(idx, 0, vocab_size, "Embedding", tg::detail::cat("vocab_size ", vocab_size));
   if (idx.numel() == 0) {
     Shape out = idx.shape();

@@ -36,7 +36,7 @@ Tensor scalar_buffer(double v, const std::string& device) {
 }
 
 Tensor checked_grad(const Tensor& t, size_t i) {
-  TG_CHECK(t.has_grad(), "Optimizer.step: parameter ", i, " (shape ", t.shape(), ", ", t.dtype().name(),
+  TG_CHECK_AS(RuntimeError, t.has_grad(), "Optimizer.step: parameter ", i, " (shape ", t.shape(), ", ", t.dtype().name(),
            ") has no gradient; call backward() on a loss that depends on it before step()");
   return t.grad();
 }
@@ -54,7 +54,7 @@ void Optimizer::zero_grad() {
 }
 
 std::vector<Tensor> Optimizer::schedule_step() {
-  TG_CHECK(Tensor::training, "Optimizer.step: Tensor::training is false; enable it (tg::TrainingGuard) to train");
+  TG_CHECK_AS(RuntimeError, Tensor::training, "Optimizer.step: Tensor::training is false; enable it (tg::TrainingGuard) to train");
   NoGradGuard ng;  // the update itself is never differentiated
   std::vector<Tensor> out = step_();
   out.insert(out.end(), params.begin(), params.end());

@@ -283,7 +283,7 @@ Compiled& Device::get(const std::string& name) {
   try {
     dev = f(n);
   } catch (const Error& e) {  // typically a driver that is not installed
-    TG_ERROR("Device: cannot open ", n, ": ", e.what());
+    TG_ERROR_AS(RuntimeError, "Device: cannot open ", n, ": ", e.what());
   }
   TG_CHECK(dev != nullptr, "Device: backend for ", n, " returned no device");
   if (DEBUG >= 1) std::printf("opened device %s\n", n.c_str());

@@ -41,7 +41,7 @@ int anon_fd(const char* name) {
   if (fd >= 0) return fd;
   std::string path = tmpdir() + "/tg_XXXXXX";
   fd = mkostemp(path.data(), O_CLOEXEC);
-  TG_CHECK(fd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
+  TG_CHECK_AS(RuntimeError, fd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
   ::unlink(path.c_str());
   return fd;
 }
@@ -58,7 +58,7 @@ void write_all(int fd, const std::string& s, const char* what) {
   for (size_t off = 0; off < s.size();) {
     ssize_t w = ::write(fd, s.data() + off, s.size() - off);
     if (w < 0 && errno == EINTR) continue;
-    TG_CHECK(w > 0, "CPU: cannot write ", what, ": ", std::strerror(errno));
+    TG_CHECK_AS(RuntimeError, w > 0, "CPU: cannot write ", what, ": ", std::strerror(errno));
     off += static_cast<size_t>(w);
   }
 }
@@ -123,7 +123,7 @@ class CPUCompiler final : public Compiler {
 
     std::string out = tmpdir() + "/tg_kernel_XXXXXX.so";
     int ofd = mkostemps(out.data(), 3, O_CLOEXEC);
-    TG_CHECK(ofd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
+    TG_CHECK_AS(RuntimeError, ofd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
     ::close(ofd);
     struct Unlink { const std::string& p; ~Unlink() { ::unlink(p.c_str()); } } unlink_out{out};
 
@@ -144,23 +144,23 @@ class CPUCompiler final : public Compiler {
     pid_t pid = 0;
     int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    TG_CHECK(rc == 0, "CPU: cannot run the C compiler '", cc_[0], "': ", std::strerror(rc),
+    TG_CHECK_AS(RuntimeError, rc == 0, "CPU: cannot run the C compiler '", cc_[0], "': ", std::strerror(rc),
              " (set CC to a C compiler)");
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0)
-      TG_CHECK(errno == EINTR, "CPU: waitpid for '", cc_[0], "' failed: ", std::strerror(errno));
+      TG_CHECK_AS(RuntimeError, errno == EINTR, "CPU: waitpid for '", cc_[0], "' failed: ", std::strerror(errno));
 
     ::lseek(err.fd, 0, SEEK_SET);
     std::string msg = read_all(err.fd);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       std::string how = WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
                                           : "killed by signal " + std::to_string(WTERMSIG(status));
-      TG_ERROR("CPU: compile failed (", cc_[0], ", ", how, "):\n", msg, "\nsource:\n", numbered(src));
+      TG_ERROR_AS(RuntimeError, "CPU: compile failed (", cc_[0], ", ", how, "):\n", msg, "\nsource:\n", numbered(src));
     }
     Fd lib(::open(out.c_str(), O_RDONLY | O_CLOEXEC));
-    TG_CHECK(lib.fd >= 0, "CPU: cannot read the compiled kernel ", out, ": ", std::strerror(errno));
+    TG_CHECK_AS(RuntimeError, lib.fd >= 0, "CPU: cannot read the compiled kernel ", out, ": ", std::strerror(errno));
     std::string bytes = read_all(lib.fd);
-    TG_CHECK(!bytes.empty(), "CPU: the C compiler '", cc_[0], "' produced an empty library\n", msg);
+    TG_CHECK_AS(RuntimeError, !bytes.empty(), "CPU: the C compiler '", cc_[0], "' produced an empty library\n", msg);
     return bytes;
   }
 
@@ -207,14 +207,14 @@ class CPUProgram final : public Program {
     std::string path = tmpdir() + "/tg_lib_" + std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1)) + "_XXXXXX.so";
     {
       Fd fd(mkostemps(path.data(), 3, O_CLOEXEC));
-      TG_CHECK(fd.fd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
+      TG_CHECK_AS(RuntimeError, fd.fd >= 0, "CPU: cannot create a temporary file in ", tmpdir(), ": ", std::strerror(errno));
       struct Unlink { const std::string& p; ~Unlink() { ::unlink(p.c_str()); } } unlink_path{path};
       write_all(fd.fd, lib, "the kernel library");
       handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     }
     if (!handle_) {
       const char* e = ::dlerror();
-      TG_ERROR("CPU: cannot load the compiled kernel '", name, "' (from a file in TMPDIR=", tmpdir(), "): ",
+      TG_ERROR_AS(RuntimeError, "CPU: cannot load the compiled kernel '", name, "' (from a file in TMPDIR=", tmpdir(), "): ",
                e ? e : "unknown dlopen error");
     }
     ::dlerror();
@@ -223,7 +223,7 @@ class CPUProgram final : public Program {
       const char* e = ::dlerror();
       std::string why = e ? e : "symbol is null";
       release();
-      TG_ERROR("CPU: kernel function '", name, "' not found in its compiled library: ", why);
+      TG_ERROR_AS(RuntimeError, "CPU: kernel function '", name, "' not found in its compiled library: ", why);
     }
     static_assert(sizeof(void*) == sizeof(KernelFn));
     std::memcpy(&fn_, &sym, sizeof fn_);  // object pointer -> function pointer, as POSIX allows

@@ -79,7 +79,7 @@ void check_index_range(const Tensor& idx, int64_t lo, int64_t hi, const char* op
   std::vector<int64_t> ends = Tensor::cat({flat.bitwise_not(), flat}, 0).max({1}).tolist<int64_t>();
   int64_t min = ~ends[0], max = ends[1];
   int64_t bad = min < lo ? min : max;
-  TG_CHECK(min >= lo && max < hi, op, ": index ", bad, " out of range [", lo, ", ", hi, ") for ", what, " (index tensor of shape ",
+  TG_CHECK_AS(IndexError, min >= lo && max < hi, op, ": index ", bad, " out of range [", lo, ", ", hi, ") for ", what, " (index tensor of shape ",
            idx.shape(), ", ", idx.dtype().name(), "; checked because CHECK_INDEX=1)");
 }
 

@@ -57,7 +57,7 @@ Tensor scalar_like(const Tensor& t, double v, DType pytype) {
 Tensor Tensor::add(const Tensor& o) const { auto [x, y] = broadcasted("add", *this, o); return Function::apply<F::Add>({x, y}); }
 Tensor Tensor::sub(const Tensor& o) const {
   auto [x, y] = broadcasted("sub", *this, o);
-  TG_CHECK(!x.dtype().is_bool(), "sub: not supported for bool tensors (shapes ", shape(), " and ", o.shape(), ")");
+  TG_CHECK_AS(TypeError, !x.dtype().is_bool(), "sub: not supported for bool tensors (shapes ", shape(), " and ", o.shape(), ")");
   return Function::apply<F::Sub>({x, y});
 }
 Tensor Tensor::mul(const Tensor& o) const { auto [x, y] = broadcasted("mul", *this, o); return Function::apply<F::Mul>({x, y}); }
@@ -67,7 +67,7 @@ Tensor Tensor::div(const Tensor& o) const {
 }
 Tensor Tensor::idiv(const Tensor& o) const {
   auto [x, y] = broadcasted("idiv", *this, o);
-  TG_CHECK(x.dtype().is_int(), "idiv: needs integer tensors, got ", dtype().name(), " and ", o.dtype().name());
+  TG_CHECK_AS(TypeError, x.dtype().is_int(), "idiv: needs integer tensors, got ", dtype().name(), " and ", o.dtype().name());
   return Function::apply<F::IDiv>({x, y});
 }
 Tensor Tensor::neg() const { return dtype().is_bool() ? logical_not() : Function::apply<F::Neg>({*this}); }
@@ -137,7 +137,7 @@ Tensor Tensor::bitcast(DType d) const {
 namespace {
 std::pair<Tensor, Tensor> bitwise_args(const char* op, const Tensor& a, const Tensor& b) {
   auto [x, y] = broadcasted(op, a, b);
-  TG_CHECK(x.dtype().is_int() || x.dtype().is_bool(), op, ": needs integer or bool tensors, got ", a.dtype().name(), " and ",
+  TG_CHECK_AS(TypeError, x.dtype().is_int() || x.dtype().is_bool(), op, ": needs integer or bool tensors, got ", a.dtype().name(), " and ",
            b.dtype().name());
   return {x, y};
 }
@@ -146,16 +146,16 @@ Tensor Tensor::bitwise_xor(const Tensor& o) const { auto [x, y] = bitwise_args("
 Tensor Tensor::bitwise_and(const Tensor& o) const { auto [x, y] = bitwise_args("bitwise_and", *this, o); return Function::apply<F::BitwiseAnd>({x, y}); }
 Tensor Tensor::bitwise_or(const Tensor& o) const { auto [x, y] = bitwise_args("bitwise_or", *this, o); return Function::apply<F::BitwiseOr>({x, y}); }
 Tensor Tensor::bitwise_not() const {
-  TG_CHECK(dtype().is_int() || dtype().is_bool(), "bitwise_not: needs an integer or bool tensor, got ", dtype().name());
+  TG_CHECK_AS(TypeError, dtype().is_int() || dtype().is_bool(), "bitwise_not: needs an integer or bool tensor, got ", dtype().name());
   return dtype().is_bool() ? logical_not() : bitwise_xor(detail::const_tensor({}, -1, dtype(), device()));
 }
 Tensor Tensor::lshift(int64_t bits) const {
-  TG_CHECK(dtype().is_int(), "lshift: needs an integer tensor, got ", dtype().name());
+  TG_CHECK_AS(TypeError, dtype().is_int(), "lshift: needs an integer tensor, got ", dtype().name());
   TG_CHECK(bits >= 0 && bits < dtype().itemsize() * 8, "lshift: shift ", bits, " out of range for ", dtype().name());
   return Function::apply<F::Shl>({*this, detail::const_tensor(shape(), static_cast<double>(bits), dtype(), device())});
 }
 Tensor Tensor::rshift(int64_t bits) const {
-  TG_CHECK(dtype().is_int(), "rshift: needs an integer tensor, got ", dtype().name());
+  TG_CHECK_AS(TypeError, dtype().is_int(), "rshift: needs an integer tensor, got ", dtype().name());
   TG_CHECK(bits >= 0 && bits < dtype().itemsize() * 8, "rshift: shift ", bits, " out of range for ", dtype().name());
   return Function::apply<F::Shr>({*this, detail::const_tensor(shape(), static_cast<double>(bits), dtype(), device())});
 }

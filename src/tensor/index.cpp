@@ -163,9 +163,9 @@ Tensor advanced_index(Tensor y, std::vector<int> dims, std::vector<Tensor> idxs)
 // A bool mask over dims d.. of y, as numpy and torch read it: the coordinates of its true entries, one
 // int32 tensor per masked dim. The output's shape depends on the data, so the mask is read on the host.
 std::vector<Tensor> mask_coordinates(const Tensor& mask, const Tensor& y, int d) {
-  TG_CHECK(d + mask.ndim() <= y.ndim(), "index: a bool mask of shape ", mask.shape(), " has more dims than are left in shape ", y.shape());
+  TG_CHECK_AS(IndexError, d + mask.ndim() <= y.ndim(), "index: a bool mask of shape ", mask.shape(), " has more dims than are left in shape ", y.shape());
   for (int i = 0; i < mask.ndim(); i++)
-    TG_CHECK(mask.shape()[i] == y.shape()[d + i], "index: the bool mask of shape ", mask.shape(), " does not match dims ", d, ".. of ",
+    TG_CHECK_AS(IndexError, mask.shape()[i] == y.shape()[d + i], "index: the bool mask of shape ", mask.shape(), " does not match dims ", d, ".. of ",
              y.shape());
   std::vector<bool> m = mask.tolist<bool>();
   std::vector<std::vector<int32_t>> coords(static_cast<size_t>(mask.ndim()));
@@ -184,7 +184,7 @@ std::vector<Tensor> mask_coordinates(const Tensor& mask, const Tensor& y, int d)
 }
 
 void check_index_tensor(const Tensor& t, const char* op) {
-  TG_CHECK(t.dtype().is_int(), op, ": index tensors must be integers, got ", t.dtype().name(), " of shape ", t.shape());
+  TG_CHECK_AS(TypeError, t.dtype().is_int(), op, ": index tensors must be integers, got ", t.dtype().name(), " of shape ", t.shape());
 }
 
 }  // namespace
@@ -197,8 +197,8 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
     else if (auto* t = std::get_if<Tensor>(&v); t && t->dtype().is_bool()) consumed += std::max(1, t->ndim());
     else if (!std::holds_alternative<NoneIndex>(v)) consumed++;
   }
-  TG_CHECK(ellipses <= 1, "index: an index can only have a single ellipsis");
-  TG_CHECK(consumed <= ndim(), "index: too many indices for tensor of shape ", shape(), ": ", consumed, " indices given");
+  TG_CHECK_AS(IndexError, ellipses <= 1, "index: an index can only have a single ellipsis");
+  TG_CHECK_AS(IndexError, consumed <= ndim(), "index: too many indices for tensor of shape ", shape(), ": ", consumed, " indices given");
   Tensor y = *this;
   int d = 0;  // the dim of y the next index applies to
   std::vector<int> tdims;
@@ -207,7 +207,7 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
     const auto& v = i.value();
     if (auto* n = std::get_if<int64_t>(&v)) {
       int64_t size = y.shape()[d];
-      TG_CHECK(*n >= -size && *n < size, "index: index ", *n, " is out of bounds for dimension ", d, " with size ", size,
+      TG_CHECK_AS(IndexError, *n >= -size && *n < size, "index: index ", *n, " is out of bounds for dimension ", d, " with size ", size,
                " (tensor of shape ", shape(), ")");
       int64_t p = *n < 0 ? *n + size : *n;
       auto b = full_bounds(y);
@@ -302,7 +302,7 @@ int scatter_checks(const Tensor& self, int dim, const Tensor& index, const Shape
 
 Tensor Tensor::scatter(int dim, const Tensor& index, const Tensor& src) const {
   TG_CHECK(src.ndim() == ndim(), "scatter: src of shape ", src.shape(), " must have the same rank as the input of shape ", shape());
-  TG_CHECK(src.dtype() == dtype(), "scatter: src dtype ", src.dtype().name(), " differs from the input's ", dtype().name());
+  TG_CHECK_AS(TypeError, src.dtype() == dtype(), "scatter: src dtype ", src.dtype().name(), " differs from the input's ", dtype().name());
   TG_CHECK(src.device() == device(), "scatter: src on ", src.device(), ", the input on ", device());
   int d = scatter_checks(*this, dim, index, &src.shape());
   if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), src.reshape({1})).reshape({});
@@ -323,7 +323,7 @@ Tensor Tensor::scatter(int dim, const Tensor& index, double value) const {
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
-  TG_CHECK(mask.dtype().is_bool(), "masked_fill: mask must be bool, got ", mask.dtype().name(), " of shape ", mask.shape());
+  TG_CHECK_AS(TypeError, mask.dtype().is_bool(), "masked_fill: mask must be bool, got ", mask.dtype().name(), " of shape ", mask.shape());
   std::optional<Shape> b = detail::broadcast_shape({shape(), mask.shape()});
   TG_CHECK(b && *b == shape(), "masked_fill: mask of shape ", mask.shape(), " does not broadcast to the input's shape ", shape());
   detail::check_fill_value(value, dtype(), "masked_fill");
@@ -331,7 +331,7 @@ Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {
-  TG_CHECK(dtype().is_int(), "one_hot: needs an integer tensor, got ", dtype().name(), " of shape ", shape());
+  TG_CHECK_AS(TypeError, dtype().is_int(), "one_hot: needs an integer tensor, got ", dtype().name(), " of shape ", shape());
   if (num_classes == -1) {  // the number of classes is in the data: read it
     TG_CHECK(numel() > 0, "one_hot: cannot infer the number of classes from an empty tensor of shape ", shape());
     TG_CHECK(min().cast(dtypes::int64).item<int64_t>() >= 0, "one_hot: class values must be non-negative (shape ", shape(), ")");

@@ -172,7 +172,7 @@ Tensor Tensor::round() const {
 
 Tensor Tensor::clip(std::optional<double> min, std::optional<double> max) const {
   TG_CHECK(min || max, "clip: at least one of min and max must be given (tensor of shape ", shape(), ", ", dtype().name(), ")");
-  TG_CHECK(!dtype().is_bool(), "clip: not supported for bool tensors (shape ", shape(), ")");
+  TG_CHECK_AS(TypeError, !dtype().is_bool(), "clip: not supported for bool tensors (shape ", shape(), ")");
   Tensor r = *this;
   // where() rather than maximum/minimum: at a bound the gradient passes whole, as torch.clamp
   // a NaN bound gives NaN everywhere, as torch (x < NaN alone would keep x)

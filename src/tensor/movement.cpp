@@ -128,7 +128,7 @@ Tensor Tensor::squeeze(std::optional<int> dim) const {
 
 Tensor Tensor::unsqueeze(int dim) const {
   int n = ndim() + 1;
-  TG_CHECK(dim >= -n && dim < n, "unsqueeze: dim ", dim, " out of range for shape ", shape());
+  TG_CHECK_AS(IndexError, dim >= -n && dim < n, "unsqueeze: dim ", dim, " out of range for shape ", shape());
   int d = dim < 0 ? dim + n : dim;
   Shape s = shape();
   s.insert(s.begin() + d, 1);

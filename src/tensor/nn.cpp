@@ -20,7 +20,7 @@ Tensor do_reduction(const Tensor& t, const std::string& reduction, const char* o
 // A target outside [0, classes) matches no class: its row is all false (CHECK_INDEX=1 raises instead;
 // entries equal to `ignore` are exempt).
 Tensor class_mask(const Tensor& Y, int64_t classes, int axis, const char* op, std::optional<int64_t> ignore = std::nullopt) {
-  TG_CHECK(Y.dtype().is_int(), op, ": targets must be integers, got ", Y.dtype().name(), " of shape ", Y.shape());
+  TG_CHECK_AS(TypeError, Y.dtype().is_int(), op, ": targets must be integers, got ", Y.dtype().name(), " of shape ", Y.shape());
   detail::check_index_range(Y, 0, classes, op, detail::cat(classes, " classes"), ignore);
   Shape s(static_cast<size_t>(Y.ndim() + 1), 1);
   s[static_cast<size_t>(axis)] = classes;

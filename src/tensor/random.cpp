@@ -29,7 +29,7 @@ Tensor iota(int64_t n, const std::string& device) { return Tensor::arange(0, sta
 // call; randn draws twice per element).
 void check_random(const Shape& shape, DType dtype, const char* op, int draws = 1) {
   bool want_int = std::string(op) == "randint";
-  TG_CHECK(want_int ? dtype.is_int() : dtype.is_float(), op, ": dtype must be ", want_int ? "an integer" : "a float", " type, got ",
+  TG_CHECK_AS(TypeError, want_int ? dtype.is_int() : dtype.is_float(), op, ": dtype must be ", want_int ? "an integer" : "a float", " type, got ",
            dtype.name(), " (shape ", shape, ")");
   int64_t n = detail::checked_numel(shape, dtype, op);
   TG_CHECK(n <= (int64_t{1} << 33) / draws, op, ": shape ", shape, " has ", n, " elements, more than the generator's ",

@@ -25,7 +25,7 @@ std::string dtypes_of(const std::vector<Tensor>& ts) {
 void check_same_kind(const std::vector<Tensor>& ts, const char* op) {
   TG_CHECK(!ts.empty(), op, ": expected a non-empty list of tensors");
   for (const Tensor& t : ts) {
-    TG_CHECK(t.dtype() == ts[0].dtype(), op, ": tensors have different dtypes (", dtypes_of(ts), ")");
+    TG_CHECK_AS(TypeError, t.dtype() == ts[0].dtype(), op, ": tensors have different dtypes (", dtypes_of(ts), ")");
     TG_CHECK(t.device() == ts[0].device(), op, ": tensors are on different devices ", ts[0].device(), " and ", t.device());
   }
 }
@@ -92,7 +92,7 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int dim) {
   for (const Tensor& t : tensors)
     TG_CHECK(t.shape() == tensors[0].shape(), "stack: all tensors must have the same shape, got ", shapes_of(tensors));
   int n = tensors[0].ndim() + 1;
-  TG_CHECK(dim >= -n && dim < n, "stack: dim ", dim, " out of range for shape ", tensors[0].shape());
+  TG_CHECK_AS(IndexError, dim >= -n && dim < n, "stack: dim ", dim, " out of range for shape ", tensors[0].shape());
   Shape stacked = tensors[0].shape();
   stacked.insert(stacked.begin(), static_cast<int64_t>(tensors.size()));
   TG_CHECK(detail::numel_if_fits(stacked, tensors[0].dtype()), "stack: ", tensors.size(), " tensors of shape ", tensors[0].shape(),
@@ -197,7 +197,7 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int>& 
     return flatten().roll(shifts, {0}).reshape(shape());
   }
   TG_CHECK(shifts.size() == dims.size(), "roll: ", shifts.size(), " shifts for ", dims.size(), " dims, shape ", shape());
-  TG_CHECK(ndim() > 0, "roll: dims ", std::vector<int64_t>(dims.begin(), dims.end()), " out of range for shape () (a 0-d tensor rolls only without dims, as torch)");
+  TG_CHECK_AS(IndexError, ndim() > 0, "roll: dims ", std::vector<int64_t>(dims.begin(), dims.end()), " out of range for shape () (a 0-d tensor rolls only without dims, as torch)");
   Tensor r = *this;
   for (size_t i = 0; i < dims.size(); i++) {
     int d = norm_axis(dims[i], "roll");

@@ -57,7 +57,7 @@ Tensor::Tensor(std::initializer_list<bool> d, const std::string& dev)
 const std::shared_ptr<LazyBuffer>& Tensor::lazydata() const { return impl_->lazydata; }
 const Shape& Tensor::shape() const { return impl_->lazydata->shape(); }
 int64_t Tensor::size(int dim) const {
-  TG_CHECK(ndim() > 0, "size: dim ", dim, " out of range for shape () (a 0-d tensor has no dims)");  // as torch
+  TG_CHECK_AS(IndexError, ndim() > 0, "size: dim ", dim, " out of range for shape () (a 0-d tensor has no dims)");  // as torch
   return shape()[norm_axis(dim, "size")];
 }
 DType Tensor::dtype() const { return impl_->lazydata->dtype; }
@@ -66,7 +66,7 @@ int64_t Tensor::numel() const { return tg::prod(shape()); }
 
 int Tensor::norm_axis(int axis, const char* op) const {
   int n = std::max(ndim(), 1);  // PyTorch's rule: a 0-d tensor takes dims 0 and -1, as one of size 1
-  TG_CHECK(axis >= -n && axis < n, op, ": axis ", axis, " out of range for shape ", shape());
+  TG_CHECK_AS(IndexError, axis >= -n && axis < n, op, ": axis ", axis, " out of range for shape ", shape());
   return axis < 0 ? axis + n : axis;
 }
 
@@ -74,7 +74,7 @@ int Tensor::norm_axis(int axis, const char* op) const {
 
 std::optional<bool> Tensor::requires_grad() const { return impl_->requires_grad; }
 Tensor& Tensor::requires_grad_(bool r) {
-  TG_CHECK(!r || dtype().is_float(), "requires_grad_: only float tensors can require gradients, got ", dtype().name(),
+  TG_CHECK_AS(TypeError, !r || dtype().is_float(), "requires_grad_: only float tensors can require gradients, got ", dtype().name(),
            " of shape ", shape());
   impl_->requires_grad = r;
   return *this;
@@ -93,7 +93,7 @@ Tensor Tensor::detach() const { return Tensor(lazydata(), false); }
 
 Tensor& Tensor::assign(const Tensor& x) {
   TG_CHECK(x.shape() == shape(), "assign: shape ", x.shape(), " does not match ", shape());
-  TG_CHECK(x.dtype() == dtype(), "assign: dtype ", x.dtype().name(), " does not match ", dtype().name());
+  TG_CHECK_AS(TypeError, x.dtype() == dtype(), "assign: dtype ", x.dtype().name(), " does not match ", dtype().name());
   TG_CHECK(x.device() == device(), "assign: device ", x.device(), " does not match ", device());
   impl_->lazydata = x.lazydata();
   return *this;
@@ -125,7 +125,7 @@ Tensor& Tensor::backward(const Tensor& gradient) {
     order.push_back(node);
     stack.pop_back();
   }
-  TG_CHECK(gradient.dtype() == dtype(), "backward: gradient dtype ", gradient.dtype().name(), " does not match ", dtype().name());
+  TG_CHECK_AS(TypeError, gradient.dtype() == dtype(), "backward: gradient dtype ", gradient.dtype().name(), " does not match ", dtype().name());
   if (!impl_->ctx) {  // a leaf: its gradient is the given one, accumulated like any other
     impl_->grad = (has_grad() ? grad() + gradient.detach() : gradient.detach()).impl_;
     return *this;

@@ -1,0 +1,86 @@
+// Settings and counters: Context (scoped overrides of DEBUG, NOOPT, BEAM...), the ContextVars themselves,
+// GlobalCounters and Device, with tinygrad's names. python/tg/helpers.py re-exports them.
+#include <map>
+
+#include "bindings.h"
+#include "runtime/device.h"
+
+namespace tgpy {
+
+namespace {
+
+// `with Context(DEBUG=2, NOOPT=1):` sets the variables on entry and restores them on exit. Every key is
+// checked before any value changes.
+class Context {
+ public:
+  explicit Context(std::map<std::string, int> overrides) : overrides_(std::move(overrides)) {
+    for (auto& [k, v] : overrides_) {
+      (void)v;
+      if (!tg::ContextVar::find(k)) throw py::value_error("Context: unknown setting '" + k + "'");
+    }
+  }
+  void enter() {
+    if (entered_) throw py::value_error("Context: already entered (make a new Context for each `with`)");
+    entered_ = true;
+    for (auto& [k, v] : overrides_) {
+      tg::ContextVar* cv = tg::ContextVar::find(k);
+      saved_.emplace_back(cv, cv->value);
+      cv->value = v;
+    }
+  }
+  void exit() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->value = it->second;
+    saved_.clear();
+    entered_ = false;
+  }
+
+ private:
+  std::map<std::string, int> overrides_;
+  std::vector<std::pair<tg::ContextVar*, int>> saved_;
+  bool entered_ = false;
+};
+
+}  // namespace
+
+void bind_helpers(py::module_& m) {
+  py::class_<Context>(m, "Context", "with Context(DEBUG=2, NOOPT=1): ... -- scoped overrides of the ContextVars")
+      .def(py::init([](py::kwargs kw) {
+        std::map<std::string, int> o;
+        for (auto [k, v] : kw) o[py::str(k)] = static_cast<int>(to_int(v, "Context value"));
+        return Context(std::move(o));
+      }))
+      .def("__enter__", [](Context& c) { c.enter(); return &c; }, py::return_value_policy::reference_internal)
+      .def("__exit__", [](Context& c, py::args) { c.exit(); return false; });
+
+  py::class_<tg::ContextVar>(m, "ContextVar", "An integer setting read from the environment (DEBUG, BEAM...)")
+      .def_readwrite("value", &tg::ContextVar::value)
+      .def_property_readonly("key", [](const tg::ContextVar& c) { return std::string(c.key); })
+      .def("__int__", [](const tg::ContextVar& c) { return c.value; })
+      .def("__index__", [](const tg::ContextVar& c) { return c.value; })
+      .def("__bool__", [](const tg::ContextVar& c) { return c.value != 0; })
+      .def("__repr__", [](const tg::ContextVar& c) { return "ContextVar(" + std::string(c.key) + "=" + std::to_string(c.value) + ")"; });
+  m.def("context_var", [](const std::string& key) {
+    tg::ContextVar* cv = tg::ContextVar::find(key);
+    if (!cv) throw py::key_error("no ContextVar named '" + key + "'");
+    return cv;
+  }, py::arg("key"), py::return_value_policy::reference);
+
+  py::class_<tg::GlobalCounters>(m, "GlobalCounters", "What has run since the last reset()")
+      .def_property_static("kernel_count", [](py::object) { return tg::GlobalCounters::kernel_count; },
+                           [](py::object, int64_t v) { tg::GlobalCounters::kernel_count = v; })
+      .def_property_static("global_ops", [](py::object) { return tg::GlobalCounters::global_ops; },
+                           [](py::object, int64_t v) { tg::GlobalCounters::global_ops = v; })
+      .def_property_static("global_mem", [](py::object) { return tg::GlobalCounters::global_mem; },
+                           [](py::object, int64_t v) { tg::GlobalCounters::global_mem = v; })
+      .def_property_static("time_sum_s", [](py::object) { return tg::GlobalCounters::time_sum_s; },
+                           [](py::object, double v) { tg::GlobalCounters::time_sum_s = v; })
+      .def_property_readonly_static("mem_used", [](py::object) { return tg::GlobalCounters::mem_used; })
+      .def_static("reset", &tg::GlobalCounters::reset);
+
+  py::class_<tg::Device>(m, "Device", "The device registry: Device.DEFAULT, Device.canonicalize(name)")
+      .def_property_readonly_static("DEFAULT", [](py::object) { return tg::Device::DEFAULT(); })
+      .def_static("canonicalize", &tg::Device::canonicalize, py::arg("device"))
+      .def_static("backends", &tg::Device::backends);
+}
+
+}  // namespace tgpy
