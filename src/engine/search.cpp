@@ -71,7 +71,12 @@ std::vector<Opt> opts_from_string(const std::string& s) {
 
 std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const std::vector<Buffer*>& bufs, size_t n_outputs, int width) {
   Compiled& dev = Device::get(device);
-  std::string key = "beam " + std::to_string(width) + " " + device + "\n" + k0.ast()->str();
+  // the actions and the heuristic's starting point are part of the key: a search by an older optimizer
+  // (other actions, another starting kernel) is not reused
+  Kernel heuristic = k0;
+  heuristic.hand_coded_optimizations();
+  std::string key = "beam " + std::to_string(width) + " " + device + "\n" + opts_to_string(actions()) + "\n" +
+                    opts_to_string(heuristic.applied_opts()) + "\n" + k0.ast()->str();
   std::string found = dev.compiler().cached(key, [&]() -> std::string {
     searches++;
     double limit = getenv("BEAM_TIME_LIMIT", 60), start = now();
@@ -94,8 +99,6 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
     };
     std::vector<Candidate> beam;
     beam.push_back({k0});
-    Kernel heuristic = k0;
-    heuristic.hand_coded_optimizations();
     if (!heuristic.applied_opts().empty()) beam.push_back({heuristic});
     double best = std::numeric_limits<double>::infinity();
     for (auto& c : beam) best = std::min(best, c.time = time_of(build(c.k), best));
