@@ -94,7 +94,9 @@ LBPtr Sign::forward(const std::vector<LBPtr>& xs) {
   const LBPtr& x = xs[0];
   LBPtr nonzero = x->e(Ops::CMPNE, {c(x, 0)}), negative = x->e(Ops::CMPLT, {c(x, 0)});
   LBPtr pm1 = negative->e(Ops::WHERE, {c(x, -1), c(x, 1)});
-  return nonzero->e(Ops::WHERE, {pm1, c(x, 0)});
+  LBPtr s = nonzero->e(Ops::WHERE, {pm1, c(x, 0)});
+  if (!x->dtype.is_float()) return s;
+  return x->e(Ops::CMPNE, {x})->e(Ops::WHERE, {x, s});  // NaN stays NaN (NumPy, tinygrad)
 }
 std::vector<LBPtr> Sign::backward(const LBPtr& g) { return {c(g, 0)}; }
 

@@ -62,12 +62,16 @@ Tensor int_pow(const Tensor& x, uint64_t n) {
 
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
 Tensor Tensor::tan() const { return sin() / cos(); }
+// The sign of x as a constant, +1 at 0: an odd function written s * f(s * x) then has f's derivative
+// at 0 (sign(x) * f(|x|) would have 0 there, both pieces having a zero gradient at 0).
+static Tensor odd_sign(const Tensor& x) { return (x < 0.0).where(-1.0, 1.0).cast(x.dtype()).detach(); }
+
 Tensor Tensor::asin() const {
   // Abramowitz & Stegun 4.4.46 (|error| <= 2e-8 on [0, 1]), mirrored for negative inputs
-  Tensor x = to_float(*this), a = x.abs();
+  Tensor x = to_float(*this), s = odd_sign(x), a = x * s;
   Tensor p = poly(a, {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046, 0.0889789874,
                       -0.2145988016, 1.5707963050});
-  return x.sign() * (M_PI / 2 - (1.0 - a).sqrt() * p);
+  return s * (M_PI / 2 - (1.0 - a).sqrt() * p);
 }
 Tensor Tensor::acos() const { return M_PI / 2 - asin(); }
 Tensor Tensor::atan() const {
@@ -84,10 +88,10 @@ Tensor Tensor::sinh() const { Tensor x = to_float(*this); return (x.exp() - (-x)
 Tensor Tensor::cosh() const { Tensor x = to_float(*this); return (x.exp() + (-x).exp()) * 0.5; }
 Tensor Tensor::erf() const {
   // Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), odd in x
-  Tensor x = to_float(*this);
-  Tensor t = 1.0 / (1.0 + 0.3275911 * x.abs());
+  Tensor x = to_float(*this), s = odd_sign(x);
+  Tensor t = 1.0 / (1.0 + 0.3275911 * (x * s));
   Tensor p = poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}) * t;
-  return x.sign() * (1.0 - p * (-x.square()).exp());
+  return s * (1.0 - p * (-x.square()).exp());
 }
 
 // ---- pow -----------------------------------------------------------------------------------------
@@ -218,9 +222,10 @@ Tensor exp_linear(const Tensor& t, double alpha, double scale) {
 Tensor Tensor::relu6() const { return relu() - (*this - 6).relu(); }
 Tensor Tensor::softplus(double beta) const {
   TG_CHECK(beta != 0, "softplus: beta must not be 0 (tensor of shape ", shape(), ", ", dtype().name(), ")");
-  // log(1 + exp(b x)) / b = relu(x) + log(1 + exp(-|b x|)) / b: no overflow for large b x
-  Tensor bx = to_float(*this) * beta;
-  return (bx.relu() + (1.0 + (-bx.abs()).exp()).log()) * (1.0 / beta);
+  // log(1 + exp(b x)) / b = (max(b x, 0) + log(1 + exp(-|b x|))) / b: no overflow for large b x. Both
+  // pieces take the side b x >= 0 at 0, so the gradient there is 1/2.
+  Tensor bx = to_float(*this) * beta, s = odd_sign(bx);
+  return (bx * (s > 0.0).cast(bx.dtype()).detach() + (1.0 + (-(bx * s)).exp()).log()) * (1.0 / beta);
 }
 Tensor Tensor::gelu() const {
   Tensor x = to_float(*this);
