@@ -358,14 +358,18 @@ class CStyleRenderer : public Renderer {
   // result is 0 or inf anyway); NaN passes through (its comparisons are false).
   static std::string exp2_vector(DType d) {
     std::string t = d.name(), m = mask_type(d), w = std::to_string(static_cast<int>(d.count));
+    // n = round(x) by adding 1.5 * 2^23: its low mantissa bits are n itself (x is clamped far inside
+    // 2^22). A NaN lane gives some n, but p is NaN there and so is the product. Under clang the
+    // polynomial is contracted to fmas where the target has them (exp2's only rounding changes).
     return "static inline " + t + " tg_exp2_" + t + "(" + t + " x) {\n"
+           "#ifdef __clang__\n#pragma clang fp contract(fast)\n#endif\n"
            "  " + m + " lo = x < -151.0f, hi = x > 129.0f;\n"
            "  x = (" + t + ")((lo & (" + m + ")((" + t + "){} + -151.0f)) | (hi & (" + m + ")((" + t + "){} + 129.0f)) | (~(lo | hi) & (" + m + ")x));\n"
-           "  " + t + " n = (x + 12582912.0f) - 12582912.0f, f = x - n;\n"
+           "  " + t + " r = x + 12582912.0f, n = r - 12582912.0f, f = x - n;\n"
            "  " + t + " p = ((((1.535336188319500e-4f * f + 1.339887440266574e-3f) * f + 9.618437357674640e-3f) * f + 5.550332471162809e-2f) * f\n"
            "        + 2.402264791363012e-1f) * f + 6.931472028550421e-1f;\n"
            "  p = p * f + 1.0f;\n"
-           "  " + m + " ni = __builtin_convertvector((" + t + ")((" + m + ")n & (" + m + ")(n == n)), " + m + ");  /* NaN lanes as 0 */\n"
+           "  " + m + " ni = (" + m + ")r - 0x4B400000;\n"
            "  " + m + " n1 = ni >> 1, n2 = ni - n1;\n"
            "  return p * (" + t + ")((n1 + 127) << 23) * (" + t + ")((n2 + 127) << 23);\n"
            "}\n";
