@@ -181,7 +181,7 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
           // contiguous lanes with lane-dependent validity (padding): one vector read under a lane mask
           // (0 / all ones, an integer of the element's width); the read stays within the readable part
           // of the buffer (the arg), or the renderer falls back to reading lane by lane
-          DType mt = u->dtype.itemsize() == 8 ? dtypes::int64 : u->dtype.itemsize() == 4 ? dtypes::int32 : u->dtype.itemsize() == 2 ? dtypes::int16 : dtypes::int8;
+          DType mt = mask_dtype(u->dtype);
           std::vector<UOpPtr> mask;
           for (int64_t l = 0; l < w; l++) mask.push_back(simplify_top(a.valid[l]->where(UOp::cnst_int(mt, -1), UOp::cnst_int(mt, 0))));
           UOpPtr m = UOp::make(Ops::VECTORIZE, mt.vec(static_cast<int>(w)), std::move(mask));

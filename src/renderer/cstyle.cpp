@@ -375,11 +375,6 @@ class CStyleRenderer : public Renderer {
            "}\n";
   }
 
-  // The signed integer vector with the lanes of `d` (what a comparison of two `d` gives).
-  static DType mask_dtype(DType d) {
-    Scalar m = d.itemsize() == 8 ? Scalar::Int64 : d.itemsize() == 4 ? Scalar::Int32 : d.itemsize() == 2 ? Scalar::Int16 : Scalar::Int8;
-    return DType{m, d.count, false};
-  }
   static std::string mask_type(DType d) { return mask_dtype(d).name(); }
 
   // typedefs of the vector types used (and their lane masks), and fma helpers for them
@@ -404,7 +399,7 @@ class CStyleRenderer : public Renderer {
     std::set<std::string> ldone;
     for (auto& u : uops) {
       if (u->op != Ops::LOAD || u->src.size() < 2 || u->src[1]->dtype.count == 1 || !ldone.insert(u->dtype.name()).second) continue;
-      std::string t = u->dtype.name(), m = mask_type(u->dtype), e = u->dtype.base().c_name(), w = std::to_string(u->dtype.count);
+      std::string t = u->dtype.name(), m = u->src[1]->dtype.name(), e = u->dtype.base().c_name(), w = std::to_string(u->dtype.count);
       os << "static inline " << t << " tg_load_masked_" << t << "(const " << e << "* b, long long i, long long n, " << m << " m) {\n"
          << "  if (i >= 0 && i + " << w << " <= n) return (" << t << ")((" << m << ")*(const " << t << "*)(b + i) & m);\n"
          << "  " << t << " r; for (int l = 0; l < " << w << "; l++) r[l] = m[l] ? b[i + l] : 0; return r;\n}\n";
@@ -480,6 +475,11 @@ class CPURenderer final : public CStyleRenderer {
 };
 
 }  // namespace
+
+DType mask_dtype(DType d) {
+  Scalar m = d.itemsize() == 8 ? Scalar::Int64 : d.itemsize() == 4 ? Scalar::Int32 : d.itemsize() == 2 ? Scalar::Int16 : Scalar::Int8;
+  return DType{m, d.count, false};
+}
 
 std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half) {
   return std::make_shared<CPURenderer>(std::move(native_half));

@@ -49,6 +49,10 @@ struct Renderer {
   virtual RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
 };
 
+// The signed integer type with the lanes and element width of `d`: what a vector comparison of two `d`
+// gives, and the lane mask of a masked vector load (all ones: read the lane, 0: the lane reads 0).
+DType mask_dtype(DType d);
+
 // C for the system compiler, the ABI above. native_half (asked once a kernel uses float16) says whether
 // the compiler supports _Float16 for its target, for the float<->half conversions; when it is empty or
 // says no, the conversions are portable C (same bits, slower).
