@@ -225,48 +225,17 @@ tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char
 
 // ---- NumPy ---------------------------------------------------------------------------------------------
 
+// tg's scalar dtypes have NumPy's names ("bool", "int8" ... "float64"), so names translate both ways.
 py::object numpy_dtype(tg::DType d) {
-  const char* name = nullptr;
-  switch (d.scalar) {
-    case tg::Scalar::Bool: name = "bool"; break;
-    case tg::Scalar::Int8: name = "int8"; break;
-    case tg::Scalar::UInt8: name = "uint8"; break;
-    case tg::Scalar::Int16: name = "int16"; break;
-    case tg::Scalar::UInt16: name = "uint16"; break;
-    case tg::Scalar::Int32: name = "int32"; break;
-    case tg::Scalar::UInt32: name = "uint32"; break;
-    case tg::Scalar::Int64: name = "int64"; break;
-    case tg::Scalar::UInt64: name = "uint64"; break;
-    case tg::Scalar::Float16: name = "float16"; break;
-    case tg::Scalar::Float32: name = "float32"; break;
-    case tg::Scalar::Float64: name = "float64"; break;
-    case tg::Scalar::Void: type_error("dtype void has no NumPy equivalent");
-  }
-  return py::module_::import("numpy").attr("dtype")(name);
+  if (d == tg::dtypes::void_) type_error("dtype void has no NumPy equivalent");
+  return py::module_::import("numpy").attr("dtype")(d.name());
 }
 
 std::optional<tg::DType> dtype_from_numpy(py::handle np_dtype) {
-  std::string kind = py::str(np_dtype.attr("kind"));
-  int size = np_dtype.attr("itemsize").cast<int>();
-  if (kind == "b" && size == 1) return tg::dtypes::bool_;
-  if (kind == "i") {
-    if (size == 1) return tg::dtypes::int8;
-    if (size == 2) return tg::dtypes::int16;
-    if (size == 4) return tg::dtypes::int32;
-    if (size == 8) return tg::dtypes::int64;
-  }
-  if (kind == "u") {
-    if (size == 1) return tg::dtypes::uint8;
-    if (size == 2) return tg::dtypes::uint16;
-    if (size == 4) return tg::dtypes::uint32;
-    if (size == 8) return tg::dtypes::uint64;
-  }
-  if (kind == "f") {
-    if (size == 2) return tg::dtypes::float16;
-    if (size == 4) return tg::dtypes::float32;
-    if (size == 8) return tg::dtypes::float64;
-  }
-  return std::nullopt;
+  std::string name = py::str(np_dtype.attr("name"));  // byte order aside: ">f4" is "float32" too
+  for (tg::DType d : tg::dtypes::all())
+    if (d != tg::dtypes::void_ && d.name() == name) return d;
+  return std::nullopt;  // complex, object, str, datetime...
 }
 
 py::array to_numpy(const tg::Tensor& t) {
