@@ -34,6 +34,7 @@ inline ContextVar CHECK_INDEX{"CHECK_INDEX", 0};
 class Context {
  public:
   Context(std::initializer_list<std::pair<const char*, int>> overrides);
+  explicit Context(const std::vector<std::pair<std::string, int>>& overrides);  // keys known at run time
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;

@@ -1,6 +1,6 @@
 // Settings and counters: Context (scoped overrides of DEBUG, NOOPT, BEAM...), the ContextVars themselves,
 // GlobalCounters and Device, with tinygrad's names. python/tg/helpers.py re-exports them.
-#include <map>
+#include <memory>
 
 #include "bindings.h"
 #include "runtime/device.h"
@@ -9,35 +9,23 @@ namespace tgpy {
 
 namespace {
 
-// `with Context(DEBUG=2, NOOPT=1):` sets the variables on entry and restores them on exit. Every key is
-// checked before any value changes.
+// `with Context(DEBUG=2, NOOPT=1):` sets the variables on entry and restores them on exit (a tg::Context
+// lives for the `with` block). Every key is checked when the Context is made, before any value changes.
 class Context {
  public:
-  explicit Context(std::map<std::string, int> overrides) : overrides_(std::move(overrides)) {
-    for (auto& [k, v] : overrides_) {
-      (void)v;
-      if (!tg::ContextVar::find(k)) throw py::value_error("Context: unknown setting '" + k + "'");
-    }
+  explicit Context(std::vector<std::pair<std::string, int>> overrides) : overrides_(std::move(overrides)) {
+    for (auto& kv : overrides_)
+      if (!tg::ContextVar::find(kv.first)) throw py::value_error("Context: unknown setting '" + kv.first + "'");
   }
   void enter() {
-    if (entered_) throw py::value_error("Context: already entered (make a new Context for each `with`)");
-    entered_ = true;
-    for (auto& [k, v] : overrides_) {
-      tg::ContextVar* cv = tg::ContextVar::find(k);
-      saved_.emplace_back(cv, cv->value);
-      cv->value = v;
-    }
+    if (active_) throw py::value_error("Context: already entered (make a new Context for each `with`)");
+    active_ = std::make_unique<tg::Context>(overrides_);
   }
-  void exit() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->value = it->second;
-    saved_.clear();
-    entered_ = false;
-  }
+  void exit() { active_.reset(); }
 
  private:
-  std::map<std::string, int> overrides_;
-  std::vector<std::pair<tg::ContextVar*, int>> saved_;
-  bool entered_ = false;
+  std::vector<std::pair<std::string, int>> overrides_;
+  std::unique_ptr<tg::Context> active_;  // a pointer: pybind11 moves the Context when it makes it
 };
 
 }  // namespace
@@ -45,8 +33,8 @@ class Context {
 void bind_helpers(py::module_& m) {
   py::class_<Context>(m, "Context", "with Context(DEBUG=2, NOOPT=1): ... -- scoped overrides of the ContextVars")
       .def(py::init([](py::kwargs kw) {
-        std::map<std::string, int> o;
-        for (auto [k, v] : kw) o[py::str(k)] = static_cast<int>(to_int(v, "Context value"));
+        std::vector<std::pair<std::string, int>> o;
+        for (auto [k, v] : kw) o.emplace_back(py::str(k), static_cast<int>(to_int(v, "Context value")));
         return Context(std::move(o));
       }))
       .def("__enter__", [](Context& c) { c.enter(); return &c; }, py::return_value_policy::reference_internal)

@@ -33,7 +33,10 @@ ContextVar* ContextVar::find(const std::string& k) {
   return it == registry().end() ? nullptr : it->second;
 }
 
-Context::Context(std::initializer_list<std::pair<const char*, int>> overrides) {
+Context::Context(std::initializer_list<std::pair<const char*, int>> overrides)
+    : Context(std::vector<std::pair<std::string, int>>(overrides.begin(), overrides.end())) {}
+
+Context::Context(const std::vector<std::pair<std::string, int>>& overrides) {
   for (auto& [k, v] : overrides) {
     ContextVar* cv = ContextVar::find(k);
     if (!cv) {  // an unknown key is a user mistake: undo what we set, then report
