@@ -42,6 +42,15 @@ UOpPtr Kernel::lower() const {
     // keyed by the index UOps themselves (held, so no freed node's address is reused as a key)
     std::map<std::pair<const UOp*, std::vector<UOpPtr>>, UOpPtr> memo;
     std::map<const UOp*, int> reduce_id;  // REDUCE_AXIS -> its number, for unique range names
+    std::map<size_t, int64_t> readable;     // view -> the elements of its buffer it may read (real_size)
+
+    // a gated load's arg: how much of its buffer the view may read ([0, real_size)), so that a vector
+    // of it can read masked lanes too (vectorize); once per view, not once per upcast index
+    Arg readable_arg(size_t view) {
+      auto it = readable.find(view);
+      if (it == readable.end()) it = readable.emplace(view, k.sts_[view].real_size()).first;
+      return Arg{it->second};
+    }
 
     UOpPtr zero() const { return UOp::cnst_int(idt, 0); }
     std::pair<UOpPtr, UOpPtr> indexed(const UOpPtr& view, const std::vector<UOpPtr>& idx) const {
@@ -80,10 +89,8 @@ UOpPtr Kernel::lower() const {
           // a gather's data-dependent load: an offset read from another buffer, and whether it is in range
           if (u->src.size() == 4) { i = i->add(node(u->src[2], idx)->cast(idt)); valid = valid->and_(node(u->src[3], idx)); }
           UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i});
-          // a gated load knows how much of its buffer the view may read ([0, real_size)), so that a
-          // vector of it can read masked lanes too (vectorize)
-          Arg readable = u->src.size() == 4 ? Arg{} : Arg{k.sts_[view_index.at(u->src[1].get())].real_size()};
-          r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid}, readable);
+          Arg bound = u->src.size() == 4 ? Arg{} : readable_arg(view_index.at(u->src[1].get()));  // a gather's is unknown
+          r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid}, bound);
           break;
         }
         case Ops::STORE: {
@@ -93,7 +100,7 @@ UOpPtr Kernel::lower() const {
           for (int d : k.dims_of(AxisType::BLOCK)) {  // the sum so far (apply_opt allows one BLOCK dim)
             UOpPtr earlier = idx[d]->ge(1);
             value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)},
-                                         Arg{k.sts_[0].real_size()}));
+                                         readable_arg(k.output_view())));
           }
           std::vector<UOpPtr> s{index, value};
           if (!valid->is_const(1)) s.push_back(valid);  // padded output (PADTO): store only the real part
@@ -138,7 +145,7 @@ UOpPtr Kernel::lower() const {
     }
   };
 
-  Lowering L{*this, full_shape(), index_dtype(), vector_dim(), {}, {}, {}};
+  Lowering L{*this, full_shape(), index_dtype(), vector_dim(), {}, {}, {}, {}};
   for (size_t i = 0; i < views_.size(); i++) L.view_index.emplace(views_[i].get(), i);
   int n = shape_len(), nspecial = 0, nlocal = 0;
   std::vector<UOpPtr> idx(n, L.zero());
