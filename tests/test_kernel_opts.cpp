@@ -374,6 +374,39 @@ TEST(KernelOpts, ConvHeuristics) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
 }
 
+// A large output written once is stored around the caches (non-temporal vector stores, then a fence),
+// by plain stores where the address is not aligned to the vector; smaller outputs are plain.
+TEST(KernelOpts, StreamingStores) {
+  auto source = [](const Tensor& out) {
+    Kernel k(kernel_of(out).ast, Device::get("CPU").renderer());
+    k.hand_coded_optimizations();
+    return compile_kernel(k, "CPU");
+  };
+  const int64_t n = int64_t{8} << 20;  // 32 MiB of float32: the smallest streaming output
+  std::vector<float> ha(static_cast<size_t>(n) + 16), hb(ha.size());
+  for (size_t i = 0; i < ha.size(); i++) ha[i] = static_cast<float>(i % 1000) * 0.5f, hb[i] = static_cast<float>(i % 7);
+  Tensor a(std::vector<float>(ha.begin(), ha.begin() + n), {n}), b(std::vector<float>(hb.begin(), hb.begin() + n), {n});
+  a.realize(), b.realize();
+  auto runner = source(a + b);
+  const std::string& src = runner->kernel.src;
+  EXPECT_THAT(src, HasSubstr("tg_stream_float32x16((data0+")) << src;
+  EXPECT_THAT(src, HasSubstr("tg_stream_fence();\n}"));
+  EXPECT_THAT(source(a.shrink({{0, n - 16}}) + 1)->kernel.src, testing::Not(HasSubstr("tg_stream_")));  // just under 32 MiB
+  // both paths of the store: 64-byte aligned (non-temporal) and off by one float (plain)
+  for (size_t off : {size_t{0}, size_t{1}}) {
+    std::vector<float> out(static_cast<size_t>(n) + 16, -1.f);
+    float* o = out.data() + off;
+    while (off == 0 && reinterpret_cast<uintptr_t>(o) % 64 != 0) o++;
+    if (off == 1 && reinterpret_cast<uintptr_t>(o) % 64 == 0) o++;
+    std::vector<void*> bufs{o, ha.data(), hb.data()};
+    (*runner->program)(bufs, {}, runner->kernel.global_size, runner->kernel.local_size, true);
+    for (int64_t i = 0; i < n; i++)
+      ASSERT_EQ(o[i], ha[i] + hb[i]) << "element " << i << (off ? ", unaligned output" : ", aligned output");
+  }
+  Tensor c = (a + b).contiguous();
+  EXPECT_EQ(c.tolist<float>()[12345], ha[12345] + hb[12345]);  // realized through the engine, thread pool and all
+}
+
 // The vector code really is vector code: one 16-wide load, fma accumulation, one vector store.
 TEST(KernelOpts, RendersVectors) {
   std::mt19937 rng(6);

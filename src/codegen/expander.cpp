@@ -206,7 +206,7 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
         if (a.contiguous && can_vector(val->dtype, w)) {
           std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]}), vec_of(val, w)};
           if (valid) s.push_back(a.valid[0]);
-          stores.push_back(UOp::make(Ops::STORE, dtypes::void_, std::move(s)));
+          stores.push_back(UOp::make(Ops::STORE, dtypes::void_, std::move(s), u->arg));  // streaming or not
         } else {
           for (int64_t l = 0; l < w; l++) {
             if (valid && a.valid[l]->is_const(0)) continue;

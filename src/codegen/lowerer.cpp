@@ -7,6 +7,8 @@
 // variable (DEFINE_VAR "lane...") that vectorize() lifts into vector UOps later. A BLOCK dim is an
 // outer RANGE like a GLOBAL one, numbered so that the linearizer opens it outside the GLOBAL loops;
 // the STORE then adds what the earlier blocks left in the output (read as 0 in the first block).
+// A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming (arg 1): the
+// renderer may write it around the caches (kStreamingBytes).
 #include <algorithm>
 #include <map>
 
@@ -30,6 +32,10 @@ std::vector<std::vector<int64_t>> combos(const std::vector<int>& dims, const Sha
   }
   return out;
 }
+// Outputs from this size on are written around the caches where the renderer can (non-temporal stores):
+// they would not stay in a typical last-level cache anyway, and a write that skips the cache does not
+// read each line in first, so a large elementwise kernel moves a third less memory.
+constexpr int64_t kStreamingBytes = int64_t{32} << 20;
 }  // namespace
 
 UOpPtr Kernel::lower() const {
@@ -104,7 +110,9 @@ UOpPtr Kernel::lower() const {
           }
           std::vector<UOpPtr> s{index, value};
           if (!valid->is_const(1)) s.push_back(valid);  // padded output (PADTO): store only the real part
-          r = UOp::make(Ops::STORE, dtypes::void_, std::move(s));
+          bool streaming = valid->is_const(1) && k.dims_of(AxisType::BLOCK).empty() &&
+                           std::get<int64_t>(readable_arg(k.output_view())) * u->src[2]->dtype.itemsize() >= kStreamingBytes;
+          r = UOp::make(Ops::STORE, dtypes::void_, std::move(s), streaming ? Arg{int64_t{1}} : Arg{});
           break;
         }
         case Ops::REDUCE_AXIS: {

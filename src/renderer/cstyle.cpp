@@ -168,7 +168,8 @@ class CStyleRenderer : public Renderer {
     for (auto& u : uops) statement(c, u);
     close_specials(c);
     std::ostringstream src;
-    src << "// " << name << "\n" << prelude(uops) << signature(name) << " {\n" << body_prefix() << c.body.str() << "}\n";
+    src << "// " << name << "\n" << prelude(uops) << signature(name) << " {\n" << body_prefix() << c.body.str()
+        << (c.streamed ? "  tg_stream_fence();\n" : "") << "}\n";
     return {name, src.str(), c.global_size, c.local_size};
   }
 
@@ -180,6 +181,7 @@ class CStyleRenderer : public Renderer {
     int counter = 0, open_specials = 0;
     std::vector<int64_t> global_size{1}, local_size;
     std::unordered_set<const UOp*> stored;  // buffers written to; the others are const
+    bool streamed = false;                  // some store went around the caches: fence before returning
     std::string fresh(const char* prefix) { return prefix + std::to_string(counter++); }
     void decl(const UOpPtr& u, const char* prefix, const std::string& expr) {
       std::string n = fresh(prefix);
@@ -197,6 +199,9 @@ class CStyleRenderer : public Renderer {
   virtual std::string barrier() const = 0;
   virtual std::string body_prefix() const { return ""; }
   virtual std::string prelude(const std::vector<UOpPtr>& uops) const = 0;
+  // Whether a streaming STORE (arg 1: a large output written once) of this vector type is written
+  // around the caches, by tg_stream_<type>(pointer, value), with tg_stream_fence() at the kernel's end.
+  virtual bool streams(DType d) const { (void)d; return false; }
 
   // The C type of a value of `d`: float16 values are floats (see above); a vector is its typedef.
   static std::string ctype(DType d) { return d.count > 1 ? d.name() : is_half(d) ? "float" : d.c_name(); }
@@ -242,6 +247,11 @@ class CStyleRenderer : public Renderer {
       }
       case Ops::STORE: {
         DType d = u->src[1]->dtype;
+        if (std::holds_alternative<int64_t>(u->arg) && std::get<int64_t>(u->arg) == 1 && u->src.size() == 2 && streams(d)) {
+          c.body << c.ind << "tg_stream_" << d.name() << "(" << s(0) << ", " << s(1) << ");\n";
+          c.streamed = true;
+          break;
+        }
         std::string dst = d.count > 1 ? "*(" + ctype(d) + "*)" + s(0) : "*" + s(0);
         std::string st = dst + " = " + (is_half(d) ? "tg_f2h(" + s(1) + ")" : s(1)) + ";";
         c.body << c.ind << (u->src.size() > 2 ? "if (" + s(2) + ") " : "") << st << "\n";
@@ -464,14 +474,39 @@ class CPURenderer final : public CStyleRenderer {
     for (; c.open_specials > 0; c.open_specials--) c.close();
   }
   std::string barrier() const override { TG_ASSERT(false, "CPU renderer: no barriers (the CPU has no local dims)"); }
+  bool streams(DType d) const override { return d.count > 1 && !is_half(d); }
   std::string prelude(const std::vector<UOpPtr>& uops) const override {
     std::string p;
     if (uses_half(uops)) p += c_half_conversions(native_half_ && native_half_());
     if (std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return is_float_to_int(*u); })) p += kFloatToInt;
     p += vector_prelude(uops);
+    p += streaming_prelude(uops);
     return p;
   }
   std::string body_prefix() const override { return "  (void)bufs; (void)vals; (void)gstart; (void)gend;\n"; }
+
+  // Non-temporal stores where the compiler has them (clang's builtin; gcc gets plain stores) and the
+  // address is aligned to the vector (else a plain store: no instruction streams unaligned data). They
+  // are weakly ordered, so the kernel fences before it returns and the thread pool reports it done.
+  std::string streaming_prelude(const std::vector<UOpPtr>& uops) const {
+    std::set<std::string> done;
+    std::ostringstream os;
+    for (auto& u : uops) {
+      if (u->op != Ops::STORE || !std::holds_alternative<int64_t>(u->arg) || std::get<int64_t>(u->arg) != 1) continue;
+      DType d = u->src[1]->dtype;
+      if (u->src.size() != 2 || !streams(d) || !done.insert(d.name()).second) continue;
+      if (done.size() == 1)
+        os << "#if defined(__x86_64__) || defined(__i386__)\n#define tg_stream_fence() __builtin_ia32_sfence()\n#else\n"
+           << "#define tg_stream_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)\n#endif\n";
+      int64_t n = d.count * d.itemsize();
+      std::string t = d.name(), e = d.base().c_name(), bytes = std::to_string(n);
+      os << "static inline void tg_stream_" << t << "(" << e << "* p, " << t << " v) {\n#ifdef __clang__\n"
+         << "  typedef " << e << " aligned_t __attribute__((vector_size(" << bytes << ")));\n"
+         << "  if (((unsigned long long)p & " << n - 1 << "u) == 0) { aligned_t a = v; __builtin_nontemporal_store(a, (aligned_t*)__builtin_assume_aligned(p, " << bytes << ")); return; }\n"
+         << "#endif\n  *(" << t << "*)p = v;\n}\n";
+    }
+    return os.str();
+  }
 };
 
 }  // namespace

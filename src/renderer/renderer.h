@@ -13,7 +13,8 @@
 // The C it emits relies on the compiler flag -fwrapv (integer arithmetic wraps) and renders integer
 // division, modulo and shifts with the README's semantics (no trap, no undefined behaviour), and
 // float16 as 16-bit storage with arithmetic in float, rounded to half after every op (bit-identical
-// IEEE half results whatever the CPU).
+// IEEE half results whatever the CPU). A STORE with arg 1 (streaming: a large output the kernel writes
+// once) may be a non-temporal store; a kernel that makes one fences before it returns.
 #pragma once
 #include <cstdint>
 #include <functional>
