@@ -5,7 +5,8 @@
 // the output buffers (inputs are only read), skips those that fail to build and those far slower than
 // the best, and keeps the N fastest. It stops when a round finds nothing faster or the time budget
 // (BEAM_TIME_LIMIT seconds, default 60) is spent. The winner is cached on disk per (AST, device,
-// compiler, N), so another process with the same kernel does not search again.
+// compiler, N), so another process with the same kernel does not search again. At the end, the
+// heuristic's kernel and each round's winner are timed again in turns, and the fastest is the result.
 #pragma once
 #include <cstdint>
 #include <vector>

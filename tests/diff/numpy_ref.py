@@ -248,10 +248,13 @@ def exact_in_any_order(x, ax, keepdim, acc):
 
 def noisy_sum(run, x, ax, keepdim, acc):
   r = np.asarray(np.sum(x, axis=ax, keepdims=keepdim, dtype=DT[acc]))
+  cnt = int(np.prod([x.shape[a] for a in ax])) if ax else 1
+  # over axes of total size 1 there is nothing to add: the element itself, as tinygrad's lazy reduce
+  # returns its input (NumPy adds it to +0, which makes -0.0 into 0.0)
+  if cnt == 1: return np.asarray(x.astype(DT[acc]).reshape(r.shape))
   if not is_float(acc) or run.rng is None: return r
   H = wide(acc)
   ref = exact_sum(x, ax, keepdim)  # not a wide sum: 1e30 + 5 - 1e30 must count as inexact
-  cnt = int(np.prod([x.shape[a] for a in ax])) if ax else 1
   amp = np.asarray(np.sum(np.abs(x.astype(H)), axis=ax, keepdims=keepdim)) * H(max(cnt, 1) * UNIT[acc])
   # NumPy's order may happen to be exact where another order is not: only an order-proof sum is exact
   return run.absn(r, acc, amp, inexact(r, ref) | ~exact_in_any_order(x, ax, keepdim, acc))
