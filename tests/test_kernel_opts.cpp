@@ -12,6 +12,7 @@
 #include <random>
 #include <regex>
 #include <stdexcept>
+#include <tuple>
 
 #include "codegen/kernel.h"
 #include "engine/realize.h"
@@ -339,6 +340,65 @@ TEST(KernelOpts, BlockedMatmul) {
     Kernel k(kernel_of(rand_tensor(rng, {m, kk}, dtypes::float32).matmul(rand_tensor(rng, {kk, n}, dtypes::float32))).ast, Device::get("CPU").renderer());
     k.hand_coded_optimizations();
     EXPECT_THAT(opts_str(k.applied_opts()), testing::Not(HasSubstr("BLOCK")));
+  }
+}
+
+// A large product by a matrix reads the matrix from a copy in column panels (Tensor::matmul): two
+// kernels, the product's rows innermost with no cache blocks (a panel is one stream), and the values and
+// gradients of a plain matmul (brute-force sums here). Small, narrow or integer products are one kernel.
+TEST(KernelOpts, PanelMatmul) {
+  std::mt19937 rng(10);
+  auto kernels = [](const Tensor& t) {
+    std::vector<ScheduleItem> ks;
+    for (auto& si : create_schedule({t.lazydata()}))
+      if (si.is_kernel()) ks.push_back(si);
+    return ks;
+  };
+  for (auto [a_shape, n] : std::vector<std::pair<Shape, int64_t>>{{{96, 320}, 256}, {{2, 40, 300}, 288}}) {
+    int64_t k = a_shape.back(), m = prod(a_shape) / k;
+    Tensor a = rand_tensor(rng, a_shape, dtypes::float32).requires_grad_(), w = rand_tensor(rng, {k, n}, dtypes::float32).requires_grad_();
+    Tensor out = a.matmul(w);
+    std::vector<ScheduleItem> ks = kernels(out);
+    ASSERT_EQ(ks.size(), 2u) << "the panels, then the product";
+    Kernel prod_k(ks[1].ast, Device::get("CPU").renderer());
+    prod_k.hand_coded_optimizations();
+    std::string opts = opts_str(prod_k.applied_opts());
+    EXPECT_THAT(opts, HasSubstr("SWAP("));
+    EXPECT_THAT(opts, testing::Not(HasSubstr("BLOCK(")));
+    EXPECT_EQ(prod_k.full_shape()[prod_k.dims_of(AxisType::GLOBAL)[0]], n / 32) << "the threaded loop walks the panels: " << opts;
+    // values and gradients against brute-force sums: out = a w, d(out . r)/da = r w^T, /dw = a^T r
+    Tensor r = rand_tensor(rng, out.shape(), dtypes::float32);
+    (out * r).sum().backward();
+    std::vector<float> A = a.tolist<float>(), W = w.tolist<float>(), O = out.tolist<float>(), R = r.tolist<float>();
+    std::vector<float> GA = a.grad().tolist<float>(), GW = w.grad().tolist<float>();
+    auto near = [](double got, double want, const std::string& what) {
+      ASSERT_NEAR(got, want, 1e-4 + 1e-5 * std::fabs(want)) << what;
+    };
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double o = 0;
+        for (int64_t t = 0; t < k; t++) o += double(A[i * k + t]) * W[t * n + j];
+        near(O[i * n + j], o, "out[" + std::to_string(i) + "," + std::to_string(j) + "]");
+      }
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t t = 0; t < k; t++) {
+        double g = 0;
+        for (int64_t j = 0; j < n; j++) g += double(R[i * n + j]) * W[t * n + j];
+        near(GA[i * k + t], g, "a.grad");
+      }
+    for (int64_t t = 0; t < k; t++)
+      for (int64_t j = 0; j < n; j++) {
+        double g = 0;
+        for (int64_t i = 0; i < m; i++) g += double(A[i * k + t]) * R[i * n + j];
+        near(GW[t * n + j], g, "w.grad");
+      }
+  }
+  // few rows, a short reduce, columns that are no whole number of panels, too few panels, ints, half
+  for (auto [ms, k, n, dt] : std::vector<std::tuple<int64_t, int64_t, int64_t, DType>>{
+           {32, 320, 256, dtypes::float32}, {96, 200, 256, dtypes::float32}, {96, 320, 240, dtypes::float32},
+           {96, 320, 224, dtypes::float32}, {96, 320, 256, dtypes::int32}, {96, 320, 256, dtypes::float16}}) {
+    Tensor out = rand_tensor(rng, {ms, k}, dt).matmul(rand_tensor(rng, {k, n}, dt));
+    EXPECT_EQ(kernels(out).size(), 1u) << ms << "x" << k << " @ " << k << "x" << n << " " << dt.name();
   }
 }
 

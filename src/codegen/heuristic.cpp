@@ -24,10 +24,13 @@ int64_t pow2_divisor(int64_t n, int64_t cap) {
 }
 }  // namespace
 
-// A tile reads a panel of the vector operand (B in A·B: a block of the reduce x the tile's columns) for
-// every tile of rows. Blocking the reduce (BLOCK) so that the panel stays in the L1 cache, with the rows
-// innermost among the output loops (SWAP), reads each panel from the cache for all rows; the outermost
-// (threaded) dim then walks the columns. Only worth it when the reduce is long and there are many rows.
+// A tile reads a panel of the vector operand (B in A·B: the reduce x the tile's columns) for every tile
+// of rows, so the rows go innermost among the output loops (SWAP) and the outermost (threaded) loop
+// walks the panels. When the panel's rows lie far apart in memory (B's own rows, 4 KB apart at 1024
+// float32 columns) they evict each other from the cache sets: the reduce is then also run in blocks
+// (BLOCK) whose part of the panel fits the L1 cache. A packed panel (Tensor::matmul copies B into
+// panels for large products, see Renderer::matmul_panel) is one stream and is read whole. Only worth it
+// when the reduce is long and there are many rows.
 void Kernel::cache_block(int row, int col, int red) {
   constexpr int64_t kPanelBytes = 32 * 1024, kMinRows = 64;
   Shape full = full_shape();
@@ -41,15 +44,35 @@ void Kernel::cache_block(int row, int col, int red) {
     if (origin_[d] == origin_[row]) rows *= full[d];
     if (origin_[d] == origin_[col]) tile_cols *= full[d];
   }
+  if (rows < kMinRows) return;
+  int64_t itemsize = view_dtype(output_view()).itemsize();
+  int step = red;  // the dim of one step along the reduce: its unrolled part, when there is one
+  for (int d : dims_of(AxisType::UNROLL))
+    if (origin_[d] == origin_[red]) step = d;
+  bool packed = false;  // B's panel rows follow each other in memory
+  for (size_t i = 1; i < num_views(); i++) {
+    bool along_cols = false;  // B varies along the tile's columns (some part of the split column dim)
+    for (int d = 0; d < shape_len(); d++)
+      along_cols |= origin_[d] == origin_[col] && full[d] > 1 && stride(i, d) != std::optional<int64_t>{0};
+    if (view_dtype(i) != dtypes::void_ && stride(i, row) == std::optional<int64_t>{0} && along_cols) {
+      std::optional<int64_t> s = stride(i, step);
+      packed = s && *s * itemsize <= 2 * ren_->max_vector_bytes();
+    }
+  }
   // the block, in iterations of the reduce loop: a panel of kPanelBytes
-  int64_t ideal = std::max<int64_t>(1, kPanelBytes / (tile_cols * view_dtype(output_view()).itemsize() * unrolled)), block = ideal;
+  int64_t ideal = std::max<int64_t>(1, kPanelBytes / (tile_cols * itemsize * unrolled)), block = ideal;
   while (block > 1 && full[red] % block != 0) block /= 2;
   // much smaller blocks would spend the time saved on reading and writing the partial sums
-  if (rows < kMinRows || block < 2 || block < ideal / 2 || full[red] < 2 * block) return;
+  bool blocked = !packed && block >= 2 && block >= ideal / 2 && full[red] >= 2 * block;
+  if (!packed && !blocked) return;
   try {
     Kernel k = *this;
-    if (row_axis + 1 < static_cast<int>(globals.size())) k.apply_opt({OptOps::SWAP, row_axis, static_cast<int64_t>(globals.size()) - 1});
-    k.apply_opt({OptOps::BLOCK, red_axis, block});
+    // the rows innermost among the loops that run (dims of size 1 are no loops)
+    int last = row_axis;
+    for (int a = 0; a < static_cast<int>(globals.size()); a++)
+      if (full[globals[a]] > 1) last = a;
+    if (last != row_axis) k.apply_opt({OptOps::SWAP, row_axis, last});
+    if (blocked) k.apply_opt({OptOps::BLOCK, red_axis, block});
     *this = std::move(k);
   } catch (const Error&) {}
 }

@@ -47,6 +47,9 @@ struct Renderer {
   virtual int max_vector_bytes() const { return 0; }  // the widest vector value (0: no vector types)
   // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split).
   virtual bool vector_alu(Ops op, DType scalar) const { (void)op; (void)scalar; return false; }
+  // The width (in elements) of the column panels that a large matmul's right operand is copied into
+  // first, so that the kernel streams each panel from contiguous memory (0: no packing).
+  virtual int64_t matmul_panel(DType d) const { (void)d; return 0; }
   virtual RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
 };
 

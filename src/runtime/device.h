@@ -83,6 +83,7 @@ class Compiled {
   const std::string name;
   Allocator& allocator() { return *allocator_; }
   bool has_compiler() const { return compiler_ != nullptr; }
+  bool has_renderer() const { return renderer_ != nullptr; }
   Compiler& compiler();
   const Renderer& renderer() const;
   std::unique_ptr<Program> program(const std::string& fn_name, const std::string& lib) const { return program_(fn_name, lib); }
