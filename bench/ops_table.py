@@ -297,7 +297,14 @@ def main():
                 notes.append(f"{rid} ({tag}): {entry['runs']} timed run(s) ({entry['note']})")
     print()
     print("Bytes: add 3×4×N, sum 4×N, copy 2×4×N, softmax/layernorm 2×4×N (one read, one write); "
-          "FLOPs: sgemm 2N³, conv2d 2·B·Cout·H·W·Cin·9 (stride 1, padding 1, no bias).")
+          "FLOPs: sgemm 2N³, conv2d 2·B·Cout·H·W·Cin·9 (stride 1, padding 1, no bias). A tg time covers every "
+          "kernel of the graph: sgemm's two are the copy of B in column panels and the product, sum's two the "
+          "two stages of the split reduce.")
+    add, copy = tg.get("add_16M"), tg.get("copy_16M")
+    if add and copy and add["status"] == copy["status"] == "OK":
+        ratio_ = (3 * 4 / add["ms"]) / (2 * 4 / copy["ms"])
+        print(f"Elementwise against the copy loop: add {3 * 4 * 16 * 2**20 / add['ms'] / 1e6:.1f} GB/s, "
+              f"copy {2 * 4 * 16 * 2**20 / copy['ms'] / 1e6:.1f} GB/s: {ratio_:.2f} of the copy's bandwidth.")
     for n in notes + problems:
         print(f"- {n}")
     return 0
