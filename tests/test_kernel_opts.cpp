@@ -430,7 +430,12 @@ TEST(KernelOpts, ConvHeuristics) {
   EXPECT_THAT(opts, HasSubstr("PADTO("));
   EXPECT_THAT(opts, HasSubstr("UNROLL("));
   EXPECT_GE(k.vector_dim(), 0) << opts;
-  EXPECT_THAT(compile_kernel(k, "CPU")->kernel.src, HasSubstr("tg_load_masked_float32x16("));
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  EXPECT_THAT(src, HasSubstr("tg_load_masked_float32x16("));
+  // the image is read as (masked) vectors, never lane by lane; the weights, which do not vary along
+  // the padded row, are read unmasked
+  EXPECT_THAT(src, testing::Not(HasSubstr("? *(data1+"))) << src;
+  EXPECT_FALSE(std::regex_search(src, std::regex(R"(\{val[0-9]+,[^}]*0\.0f\})"))) << "a weight broadcast with masked lanes:\n" << src;
   expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
 }
 

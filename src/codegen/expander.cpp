@@ -171,8 +171,14 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
         UOpPtr valid = u->src.size() > 1 ? u->src[1] : nullptr;
         Access a = access(index, valid, lane);
         const UOpPtr& buf = index->src[0];
-        bool contiguous_idx = true;
-        for (int64_t l = 1; l < w; l++) contiguous_idx = contiguous_idx && a.idx[l] == simplify(a.idx[0]->add(l));
+        // the lanes that may read are at consecutive indices (a lane that never reads may have any index:
+        // the mask drops what the vector read finds there)
+        auto never = [&](int64_t l) { return valid && a.valid[l]->is_const(0); };
+        int64_t first = 0;
+        while (first < w && never(first)) first++;
+        bool contiguous_idx = first < w;
+        UOpPtr base = contiguous_idx ? simplify(a.idx[first]->add(-first)) : nullptr;
+        for (int64_t l = first + 1; l < w && contiguous_idx; l++) contiguous_idx = never(l) || a.idx[l] == simplify(base->add(l));
         if (a.contiguous && can_vector(u->dtype, w)) {
           std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]})};
           if (valid) s.push_back(a.valid[0]);
@@ -185,7 +191,7 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
           std::vector<UOpPtr> mask;
           for (int64_t l = 0; l < w; l++) mask.push_back(simplify_top(a.valid[l]->where(UOp::cnst_int(mt, -1), UOp::cnst_int(mt, 0))));
           UOpPtr m = UOp::make(Ops::VECTORIZE, mt.vec(static_cast<int>(w)), std::move(mask));
-          lifted[u.get()] = UOp::make(Ops::LOAD, u->dtype.vec(static_cast<int>(w)), {UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]}), m}, u->arg);
+          lifted[u.get()] = UOp::make(Ops::LOAD, u->dtype.vec(static_cast<int>(w)), {UOp::make(Ops::INDEX, index->dtype, {buf, base}), m}, u->arg);
         } else {
           std::vector<UOpPtr> lanes;
           for (int64_t l = 0; l < w; l++) {

@@ -205,11 +205,25 @@ void Kernel::swap_dims(int a, int b) {
   std::swap(origin_[a], origin_[b]);
 }
 
+// Padding an output dim masks the STORE, so what the padding computes is never kept: a load that does
+// not vary along the dim (a conv's weights along the image row) reads its value there too, unmasked.
+// A load that varies reads 0 in the padding (it has no elements there), as every load along a padded
+// reduce dim must (the padding adds nothing to a sum).
 void Kernel::pad_to(int dim, int64_t amount) {
   int64_t size = full_shape()[dim], padded = (size + amount - 1) / amount * amount;
-  for (auto& st : sts_) {
+  bool output_dim = types_[dim] == AxisType::GLOBAL || types_[dim] == AxisType::LOCAL;
+  for (size_t i = 0; i < sts_.size(); i++) {
+    ShapeTracker& st = sts_[i];
     if (st.shape()[dim] == 1 && size != 1) continue;  // broadcast along dim: nothing to pad
     std::vector<std::pair<int64_t, int64_t>> arg(shape_len(), {0, 0});
+    if (output_dim && i != output_view() && st.real_strides()[dim] == std::optional<int64_t>{0}) {
+      for (int d = 0; d < shape_len(); d++) arg[d] = {0, st.shape()[d]};
+      arg[dim] = {0, 1};
+      Shape wide = st.shape();
+      wide[dim] = padded;
+      st = st.shrink(arg).expand(wide);
+      continue;
+    }
     arg[dim] = {0, padded - size};
     st = st.pad(arg);
   }
