@@ -9,8 +9,8 @@ namespace {
 // A large product by a matrix is computed from a copy of the matrix in column panels: w (K, N) becomes
 // (N/W, K, W), contiguous, in a kernel of its own, and the product reads each panel as one stream (a
 // kernel reading w's own rows, N elements apart, loses a third of its speed to cache conflicts). W is
-// the device's (Renderer::matmul_panel; 0: not packed). The values are the same: each output is the
-// same sum over K in the same order.
+// the device's (Renderer::matmul_panel; 0: not packed). Each output is the same sum of the same
+// products; the order of the additions is the kernel's, as with any other choice of opts.
 std::optional<Tensor> panel_matmul(const Tensor& a, const Tensor& w) {
   constexpr int64_t kMinRows = 64, kMinReduce = 256, kMinPanels = 8;
   if (a.ndim() < 2 || w.ndim() != 2 || a.dtype() != w.dtype() || a.device() != w.device()) return std::nullopt;
