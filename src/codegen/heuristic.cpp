@@ -49,14 +49,14 @@ void Kernel::cache_block(int row, int col, int red) {
   int step = red;  // the dim of one step along the reduce: its unrolled part, when there is one
   for (int d : dims_of(AxisType::UNROLL))
     if (origin_[d] == origin_[red]) step = d;
-  bool packed = false;  // B's panel rows follow each other in memory
+  bool packed = false;  // B's panel rows lie no farther apart than a panel is wide
   for (size_t i = 1; i < num_views(); i++) {
     bool along_cols = false;  // B varies along the tile's columns (some part of the split column dim)
     for (int d = 0; d < shape_len(); d++)
       along_cols |= origin_[d] == origin_[col] && full[d] > 1 && stride(i, d) != std::optional<int64_t>{0};
     if (view_dtype(i) != dtypes::void_ && stride(i, row) == std::optional<int64_t>{0} && along_cols) {
       std::optional<int64_t> s = stride(i, step);
-      packed = s && *s * itemsize <= 2 * ren_->max_vector_bytes();
+      packed = s && *s <= ren_->matmul_panel(view_dtype(i));
     }
   }
   // the block, in iterations of the reduce loop: a panel of kPanelBytes

@@ -44,7 +44,11 @@ struct Candidate {
 // A round's winner was timed a few times beside many others, so on a noisy machine it may only have
 // been lucky. The finalists (the heuristic's kernel and each round's winner) are timed again, in turns
 // so that a slow spell of the machine hits them all alike, and the fastest best time wins.
-const Kernel& final_choice(const std::vector<Kernel>& finalists, const std::string& device, const std::vector<Buffer*>& bufs) {
+Kernel final_choice(const std::vector<Kernel>& candidates, const std::string& device, const std::vector<Buffer*>& bufs) {
+  std::vector<Kernel> finalists;
+  std::set<std::string> seen;
+  for (const Kernel& k : candidates)
+    if (seen.insert(opts_to_string(k.applied_opts())).second) finalists.push_back(k);
   std::vector<std::shared_ptr<CompiledRunner>> runners;
   for (const Kernel& k : finalists) {
     try { runners.push_back(compile_kernel(k, device)); } catch (const Error&) { runners.push_back(nullptr); }

@@ -69,6 +69,10 @@ static inline unsigned long long tg_f2u(double x) {
 )";
 
 bool is_half(DType d) { return d.scalar == Scalar::Float16; }
+// A STORE the lowerer marked streaming (arg 1: a large output written once), not gated.
+bool is_streaming(const UOp& u) {
+  return u.op == Ops::STORE && u.src.size() == 2 && std::holds_alternative<int64_t>(u.arg) && std::get<int64_t>(u.arg) == 1;
+}
 bool is_float_to_int(const UOp& u) { return u.op == Ops::CAST && u.src[0]->dtype.is_float() && u.dtype.is_int(); }
 
 // The C type of an element in memory.
@@ -247,7 +251,7 @@ class CStyleRenderer : public Renderer {
       }
       case Ops::STORE: {
         DType d = u->src[1]->dtype;
-        if (std::holds_alternative<int64_t>(u->arg) && std::get<int64_t>(u->arg) == 1 && u->src.size() == 2 && streams(d)) {
+        if (is_streaming(*u) && streams(d)) {
           c.body << c.ind << "tg_stream_" << d.name() << "(" << s(0) << ", " << s(1) << ");\n";
           c.streamed = true;
           break;
@@ -497,9 +501,8 @@ class CPURenderer final : public CStyleRenderer {
     std::set<std::string> done;
     std::ostringstream os;
     for (auto& u : uops) {
-      if (u->op != Ops::STORE || !std::holds_alternative<int64_t>(u->arg) || std::get<int64_t>(u->arg) != 1) continue;
+      if (!is_streaming(*u) || !streams(u->src[1]->dtype) || !done.insert(u->src[1]->dtype.name()).second) continue;
       DType d = u->src[1]->dtype;
-      if (u->src.size() != 2 || !streams(d) || !done.insert(d.name()).second) continue;
       if (done.size() == 1)
         os << "#if defined(__x86_64__) || defined(__i386__)\n#define tg_stream_fence() __builtin_ia32_sfence()\n#else\n"
            << "#define tg_stream_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)\n#endif\n";
