@@ -393,6 +393,18 @@ TEST(KernelOpts, PanelMatmul) {
         near(GW[t * n + j], g, "w.grad");
       }
   }
+  {  // float64: panels of two 8-lane vectors
+    Tensor a = rand_tensor(rng, {70, 260}, dtypes::float64), w = rand_tensor(rng, {260, 128}, dtypes::float64);
+    Tensor out = a.matmul(w);
+    EXPECT_EQ(kernels(out).size(), 2u);
+    std::vector<double> A = a.tolist<double>(), W = w.tolist<double>(), O = out.tolist<double>();
+    for (int64_t i = 0; i < 70; i++)
+      for (int64_t j = 0; j < 128; j++) {
+        double o = 0;
+        for (int64_t t = 0; t < 260; t++) o += A[i * 260 + t] * W[t * 128 + j];
+        ASSERT_NEAR(O[i * 128 + j], o, 1e-9 * (1 + std::fabs(o))) << i << "," << j;
+      }
+  }
   // few rows, a short reduce, columns that are no whole number of panels, too few panels, ints, half
   for (auto [ms, k, n, dt] : std::vector<std::tuple<int64_t, int64_t, int64_t, DType>>{
            {32, 320, 256, dtypes::float32}, {96, 200, 256, dtypes::float32}, {96, 320, 240, dtypes::float32},
