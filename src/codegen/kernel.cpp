@@ -45,6 +45,11 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
     if (u->op == Ops::VIEW && u != views_[0]) views_.push_back(u);
     if (u->op == Ops::REDUCE_AXIS) reduces.push_back(std::get<ReduceArg>(u->arg));
   }
+  view_dtypes_.assign(views_.size(), dtypes::void_);
+  for (auto& u : ast_->toposort())
+    if (u->op == Ops::LOAD || u->op == Ops::STORE)
+      for (size_t i = 0; i < views_.size(); i++)
+        if (u->src[1] == views_[i] && view_dtypes_[i] == dtypes::void_) view_dtypes_[i] = u->src[0]->dtype.base();
   Shape out = st_of(views_[0]).shape();
   // the loop sizes: the largest view's, except that a dim some view has as 0 is empty (a reduce over
   // a zero-length axis runs no iterations and leaves its identity)
@@ -130,11 +135,7 @@ std::vector<int> Kernel::dims_of(AxisType t) const {
 
 std::optional<int64_t> Kernel::stride(size_t i, int d) const { return sts_[i].real_strides()[d]; }
 
-DType Kernel::view_dtype(size_t i) const {
-  for (auto& u : ast_->toposort())
-    if ((u->op == Ops::LOAD || u->op == Ops::STORE) && u->src[1] == views_[i]) return u->src[0]->dtype.base();
-  return dtypes::void_;
-}
+DType Kernel::view_dtype(size_t i) const { return view_dtypes_.at(i); }
 
 // The first UPCAST/UNROLL dim that the renderer can turn into vector lanes: a power of two of at
 // most 64 bytes, contiguous in the output (an UPCAST) or in some load (an UNROLL), padded or not.

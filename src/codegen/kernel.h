@@ -74,6 +74,7 @@ class Kernel {
   UOpPtr ast_;
   const Renderer* ren_;  // a pointer, so that Kernels are values (BEAM keeps and copies them)
   std::vector<UOpPtr> views_;               // the AST's VIEW nodes; views_[0] belongs to the STORE
+  std::vector<DType> view_dtypes_;          // the element type of the buffer behind each view (void: a CONST)
   std::vector<ShapeTracker> sts_;           // views_ in kernel dims
   std::vector<AxisType> types_;
   std::vector<std::vector<int>> origin_;    // the AST axes each dim comes from (which reduces reduce it)
