@@ -393,6 +393,18 @@ TEST(KernelOpts, PanelMatmul) {
         near(GW[t * n + j], g, "w.grad");
       }
   }
+  {  // a linear layer (the weight transposed: the panels gather its columns) of a broadcast input
+    Tensor x = rand_tensor(rng, {1, 300}, dtypes::float32).expand({96, 300}), wt = rand_tensor(rng, {256, 300}, dtypes::float32);
+    Tensor out = x.linear(wt);
+    EXPECT_EQ(kernels(out).size(), 2u);
+    std::vector<float> X = x.tolist<float>(), WT = wt.tolist<float>(), O = out.tolist<float>();
+    for (int64_t i = 0; i < 96; i++)
+      for (int64_t j = 0; j < 256; j++) {
+        double o = 0;
+        for (int64_t t = 0; t < 300; t++) o += double(X[i * 300 + t]) * WT[j * 300 + t];
+        ASSERT_NEAR(O[i * 256 + j], o, 1e-4 + 1e-5 * std::fabs(o)) << i << "," << j;
+      }
+  }
   {  // float64: panels of two 8-lane vectors
     Tensor a = rand_tensor(rng, {70, 260}, dtypes::float64), w = rand_tensor(rng, {260, 128}, dtypes::float64);
     Tensor out = a.matmul(w);
