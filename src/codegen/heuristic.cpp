@@ -6,7 +6,8 @@
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
-// A big register-tiled reduce is also blocked for the cache (cache_block).
+// A register tile over many rows then walks the vector operand's panels with its rows innermost, and
+// a long reduce over a scattered panel is blocked for the cache (cache_block).
 // Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
 #include <algorithm>
 
