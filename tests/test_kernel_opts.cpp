@@ -343,6 +343,19 @@ TEST(KernelOpts, BlockedMatmul) {
   }
 }
 
+namespace {
+// got(i, j) == the sum over t of x(i, t) * y(t, j), for i < m, t < k, j < n (a brute-force double sum)
+template <class G, class X, class Y>
+void expect_sums(G got, X x, Y y, int64_t m, int64_t k, int64_t n, double atol, double rtol, const std::string& what) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double want = 0;
+      for (int64_t t = 0; t < k; t++) want += x(i, t) * y(t, j);
+      ASSERT_NEAR(got(i, j), want, atol + rtol * std::fabs(want)) << what << "[" << i << "," << j << "]";
+    }
+}
+}  // namespace
+
 // A large product by a matrix reads the matrix from a copy in column panels (Tensor::matmul): two
 // kernels, the product's rows innermost with no cache blocks (a panel is one stream), and the values and
 // gradients of a plain matmul (brute-force sums here). Small, narrow or integer products are one kernel.
@@ -371,51 +384,27 @@ TEST(KernelOpts, PanelMatmul) {
     (out * r).sum().backward();
     std::vector<float> A = a.tolist<float>(), W = w.tolist<float>(), O = out.tolist<float>(), R = r.tolist<float>();
     std::vector<float> GA = a.grad().tolist<float>(), GW = w.grad().tolist<float>();
-    auto near = [](double got, double want, const std::string& what) {
-      ASSERT_NEAR(got, want, 1e-4 + 1e-5 * std::fabs(want)) << what;
-    };
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double o = 0;
-        for (int64_t t = 0; t < k; t++) o += double(A[i * k + t]) * W[t * n + j];
-        near(O[i * n + j], o, "out[" + std::to_string(i) + "," + std::to_string(j) + "]");
-      }
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t t = 0; t < k; t++) {
-        double g = 0;
-        for (int64_t j = 0; j < n; j++) g += double(R[i * n + j]) * W[t * n + j];
-        near(GA[i * k + t], g, "a.grad");
-      }
-    for (int64_t t = 0; t < k; t++)
-      for (int64_t j = 0; j < n; j++) {
-        double g = 0;
-        for (int64_t i = 0; i < m; i++) g += double(A[i * k + t]) * R[i * n + j];
-        near(GW[t * n + j], g, "w.grad");
-      }
+    auto at = [](const std::vector<float>& v, int64_t cols) { return [&v, cols](int64_t i, int64_t j) { return double(v[i * cols + j]); }; };
+    auto at_t = [](const std::vector<float>& v, int64_t cols) { return [&v, cols](int64_t i, int64_t j) { return double(v[j * cols + i]); }; };
+    expect_sums(at(O, n), at(A, k), at(W, n), m, k, n, 1e-4, 1e-5, "out");
+    expect_sums(at(GA, k), at(R, n), at_t(W, n), m, n, k, 1e-4, 1e-5, "a.grad");
+    expect_sums(at(GW, n), at_t(A, k), at(R, n), k, m, n, 1e-4, 1e-5, "w.grad");
   }
   {  // a linear layer (the weight transposed: the panels gather its columns) of a broadcast input
     Tensor x = rand_tensor(rng, {1, 300}, dtypes::float32).expand({96, 300}), wt = rand_tensor(rng, {256, 300}, dtypes::float32);
     Tensor out = x.linear(wt);
     EXPECT_EQ(kernels(out).size(), 2u);
     std::vector<float> X = x.tolist<float>(), WT = wt.tolist<float>(), O = out.tolist<float>();
-    for (int64_t i = 0; i < 96; i++)
-      for (int64_t j = 0; j < 256; j++) {
-        double o = 0;
-        for (int64_t t = 0; t < 300; t++) o += double(X[i * 300 + t]) * WT[j * 300 + t];
-        ASSERT_NEAR(O[i * 256 + j], o, 1e-4 + 1e-5 * std::fabs(o)) << i << "," << j;
-      }
+    expect_sums([&](int64_t i, int64_t j) { return double(O[i * 256 + j]); }, [&](int64_t i, int64_t t) { return double(X[i * 300 + t]); },
+                [&](int64_t t, int64_t j) { return double(WT[j * 300 + t]); }, 96, 300, 256, 1e-4, 1e-5, "linear");
   }
   {  // float64: panels of two 8-lane vectors
     Tensor a = rand_tensor(rng, {70, 260}, dtypes::float64), w = rand_tensor(rng, {260, 128}, dtypes::float64);
     Tensor out = a.matmul(w);
     EXPECT_EQ(kernels(out).size(), 2u);
     std::vector<double> A = a.tolist<double>(), W = w.tolist<double>(), O = out.tolist<double>();
-    for (int64_t i = 0; i < 70; i++)
-      for (int64_t j = 0; j < 128; j++) {
-        double o = 0;
-        for (int64_t t = 0; t < 260; t++) o += A[i * 260 + t] * W[t * 128 + j];
-        ASSERT_NEAR(O[i * 128 + j], o, 1e-9 * (1 + std::fabs(o))) << i << "," << j;
-      }
+    expect_sums([&](int64_t i, int64_t j) { return O[i * 128 + j]; }, [&](int64_t i, int64_t t) { return A[i * 260 + t]; },
+                [&](int64_t t, int64_t j) { return W[t * 128 + j]; }, 70, 260, 128, 1e-9, 1e-9, "float64");
   }
   // few rows, a short reduce, columns that are no whole number of panels, too few panels, ints, half
   for (auto [ms, k, n, dt] : std::vector<std::tuple<int64_t, int64_t, int64_t, DType>>{
