@@ -72,6 +72,13 @@ Tensor with_grad(Tensor t, const py::kwargs& kw) {
   if (!rg.is_none()) t.requires_grad_(rg.cast<bool>());
   return t;
 }
+// Tensor.zeros(2, 3, dtype=..., device=..., requires_grad=...) for a creation function make(shape, dtype, device)
+auto filled(const char* op, Tensor (*make)(const tg::Shape&, tg::DType, const std::string&)) {
+  return shaped(op, [op, make](const tg::Shape& s, const py::kwargs& kw) {
+    allow(kw, {"dtype", "device", "requires_grad"}, op);
+    return with_grad(make(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
+  });
+}
 
 }  // namespace
 
@@ -188,18 +195,9 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
       }, py::arg("tensors"));
 
   // ---- creation --------------------------------------------------------------------------------------
-  cls.def_static("empty", shaped("empty", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "empty");
-        return with_grad(Tensor::empty(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
-      .def_static("zeros", shaped("zeros", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "zeros");
-        return with_grad(Tensor::zeros(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
-      .def_static("ones", shaped("ones", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "ones");
-        return with_grad(Tensor::ones(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
+  cls.def_static("empty", filled("empty", &Tensor::empty))
+      .def_static("zeros", filled("zeros", &Tensor::zeros))
+      .def_static("ones", filled("ones", &Tensor::ones))
       .def_static("full", [](py::object shape, py::object fill_value, py::object dtype, py::object device, py::object rg) {
         tg::DType d = to_opt_dtype(dtype).value_or(dtype_of_value(fill_value));
         Tensor t = Tensor::full(int_list(shape, "full: shape"), to_double(fill_value, "full: fill_value"), d, to_device(device));
@@ -228,14 +226,8 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
       .def("ones_like", [](const Tensor& t, py::object dtype) { return t.ones_like(to_opt_dtype(dtype)); }, py::arg("dtype") = py::none())
       .def("rand_like", [](const Tensor& t, py::object dtype) { return t.rand_like(to_opt_dtype(dtype)); }, py::arg("dtype") = py::none())
       .def_static("manual_seed", &Tensor::manual_seed, py::arg("seed") = 0)
-      .def_static("rand", shaped("rand", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "rand");
-        return with_grad(Tensor::rand(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
-      .def_static("randn", shaped("randn", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "randn");
-        return with_grad(Tensor::randn(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
+      .def_static("rand", filled("rand", &Tensor::rand))
+      .def_static("randn", filled("randn", &Tensor::randn))
       .def_static("randint", shaped("randint", [](const tg::Shape& s, const py::kwargs& kw) {
         allow(kw, {"low", "high", "dtype", "device"}, "randint");
         return Tensor::randint(s, to_int(kwarg(kw, "low", py::int_(0)), "randint: low"), to_int(kwarg(kw, "high", py::int_(10)), "randint: high"),
@@ -253,14 +245,8 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
                                          to_double(kwarg(kw, "high", py::float_(1.0)), "uniform: high"),
                                          kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
       }))
-      .def_static("scaled_uniform", shaped("scaled_uniform", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "scaled_uniform");
-        return with_grad(Tensor::scaled_uniform(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
-      .def_static("glorot_uniform", shaped("glorot_uniform", [](const tg::Shape& s, const py::kwargs& kw) {
-        allow(kw, {"dtype", "device", "requires_grad"}, "glorot_uniform");
-        return with_grad(Tensor::glorot_uniform(s, kw_dtype(kw, tg::dtypes::default_float), kw_device(kw)), kw);
-      }))
+      .def_static("scaled_uniform", filled("scaled_uniform", &Tensor::scaled_uniform))
+      .def_static("glorot_uniform", filled("glorot_uniform", &Tensor::glorot_uniform))
       .def_static("kaiming_uniform", shaped("kaiming_uniform", [](const tg::Shape& s, const py::kwargs& kw) {
         allow(kw, {"a", "dtype", "device", "requires_grad"}, "kaiming_uniform");
         return with_grad(Tensor::kaiming_uniform(s, to_double(kwarg(kw, "a", py::float_(0.01)), "kaiming_uniform: a"),
