@@ -274,7 +274,7 @@ TEST(ShapeReshape, PermutedIncompatiblePushesView) {
   expect_view(r.views[1], {6}, {1}, 0, std::nullopt);
   EXPECT_EQ(r.simplify().views.size(), 2u);  // genuinely two views
   // element at flat i of the transposed (3,2) array: row i/2, col i%2 -> buffer (i%2)*3 + i/2
-  auto [idx, valid] = r.to_indexed_uops({range_var(0, 6)});
+  auto [idx, valid] = r.to_indexed_uops({range_var(0, 6)}, dtypes::int32);
   Evaluator ev({idx, valid});
   UOpPtr ridx = range_var(0, 6);
   for (int64_t i = 0; i < 6; i++) {
@@ -386,7 +386,7 @@ TEST(ShapeTracker, RealSizeAndStrides) {
 TEST(ShapeTracker, IndexedUopsSimple) {
   ShapeTracker st = ShapeTracker::from_shape({2, 3}).pad({{1, 0}, {0, 1}});  // (3,4)
   UOpPtr i0 = range_var(0, 3), i1 = range_var(1, 4);
-  auto [idx, valid] = st.to_indexed_uops({i0, i1});
+  auto [idx, valid] = st.to_indexed_uops({i0, i1}, dtypes::int32);
   Evaluator ev({idx, valid});
   for (int64_t a = 0; a < 3; a++)
     for (int64_t b = 0; b < 4; b++) {
@@ -396,7 +396,7 @@ TEST(ShapeTracker, IndexedUopsSimple) {
       if (ok) { EXPECT_EQ(ev.at(v, idx), (a - 1) * 3 + b) << render_expr(idx); }
     }
   // no mask: valid is the constant true
-  auto [idx2, valid2] = ShapeTracker::from_shape({2, 3}).to_indexed_uops({range_var(0, 2), range_var(1, 3)});
+  auto [idx2, valid2] = ShapeTracker::from_shape({2, 3}).to_indexed_uops({range_var(0, 2), range_var(1, 3)}, dtypes::int32);
   EXPECT_TRUE(valid2->is_const(1));
   (void)idx2;
 }
@@ -411,13 +411,26 @@ TEST(ShapeTracker, IndexBoundAndInt64Index) {
   for (DType dt : {dtypes::int64, dtypes::int32}) {
     UOpPtr i0 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 4)}, int64_t{0});
     UOpPtr i1 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 3)}, int64_t{1});
-    auto [idx, valid] = st.to_indexed_uops({i0, i1});
+    auto [idx, valid] = st.to_indexed_uops({i0, i1}, dt);
     EXPECT_EQ(idx->dtype, dt);
     Evaluator ev({idx});
     int64_t got = ev.at(ev.run({{i0.get(), 3}, {i1.get(), 2}}), idx);
     if (dt == dtypes::int64) EXPECT_EQ(got, 3 * big + 2) << render_expr(idx);
     else EXPECT_NE(got, 3 * big + 2) << "int32 index math cannot hold 3*2^30+2";
   }
+}
+
+// A 0-d view has no index to take the dtype from: its offset alone may pass 2^31 (t[n-1] of a big t),
+// so the expression is built in the dtype asked for.
+TEST(ShapeTracker, ZeroDimViewPast2e31InTheGivenIndexDtype) {
+  const int64_t off = (int64_t{1} << 31) + 15;
+  ShapeTracker st({View::create({}, Shape{}, off)});
+  EXPECT_EQ(st.index_bound(), off);
+  auto [idx, valid] = st.to_indexed_uops({}, dtypes::int64);
+  EXPECT_EQ(idx->dtype, dtypes::int64);
+  EXPECT_EQ(idx->const_int(), off);
+  EXPECT_TRUE(valid->is_const(1));
+  EXPECT_EQ(st.real_size(), off + 1);
 }
 
 // Merging a zero-size view (a shrink to nothing of a padded view) onto any view: nothing to address,
@@ -436,7 +449,7 @@ TEST(ShapeTracker, ZeroSizeOnTopOfPaddedViews) {
     ShapeTracker st = ShapeTracker::from_shape({3, 5}).permute({1, 0}).reshape({3, 5}) + z;
     EXPECT_EQ(st.size(), 0);
     ShapeTracker padded = z.pad({{1, 1}, {2, 0}});  // all padding
-    auto [idx, valid] = padded.to_indexed_uops({range_var(0, 5), range_var(1, 2)});
+    auto [idx, valid] = padded.to_indexed_uops({range_var(0, 5), range_var(1, 2)}, dtypes::int32);
     EXPECT_TRUE(valid->is_const(0)) << render_expr(valid);
   }
 }
@@ -569,7 +582,7 @@ void check_against_ref(const ShapeTracker& st, const Ref& ref, const std::string
   const size_t n = ref.shape.size();
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < n; i++) idxs.push_back(range_var(static_cast<int>(i), ref.shape[i]));
-  auto [idx, valid] = st.to_indexed_uops(idxs);
+  auto [idx, valid] = st.to_indexed_uops(idxs, dtypes::int32);
   UOpPtr flat_var = range_var(7, prod(ref.shape));
   auto [fidx, fvalid] = st.to_indexed_uops_flat(flat_var);
   Evaluator ev({idx, valid, fidx, fvalid});

@@ -63,7 +63,7 @@ UOpPtr Kernel::lower() const {
       const ShapeTracker& st = k.sts_[view_index.at(view.get())];
       std::vector<UOpPtr> ix;
       for (size_t d = 0; d < idx.size(); d++) ix.push_back(st.shape()[d] == 1 ? zero() : idx[d]);
-      return st.to_indexed_uops(ix);
+      return st.to_indexed_uops(ix, idt);
     }
     // the dims a REDUCE_AXIS reduces: reduce-typed dims whose AST axes are all among its axes
     std::vector<int> reduced_dims(const ReduceArg& ra) const {

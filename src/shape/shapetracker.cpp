@@ -123,8 +123,8 @@ ShapeTracker ShapeTracker::simplify() const {
   return ShapeTracker(std::move(vs));
 }
 
-std::pair<UOpPtr, UOpPtr> ShapeTracker::to_indexed_uops(const std::vector<UOpPtr>& idxs) const {
-  DType dt = idxs.empty() ? dtypes::int32 : idxs[0]->dtype;
+std::pair<UOpPtr, UOpPtr> ShapeTracker::to_indexed_uops(const std::vector<UOpPtr>& idxs, DType dt) const {
+  for (const UOpPtr& i : idxs) TG_ASSERT(i->dtype == dt, "to_indexed_uops: index of ", i->dtype.name(), " in a ", dt.name(), " expression");
   auto [idx, valid] = view_expr(views.back(), idxs, nullptr, dt);
   for (size_t i = views.size() - 1; i-- > 0;) {
     View v = minify(views[i]);
@@ -147,7 +147,7 @@ int64_t ShapeTracker::index_bound() const {
 }
 
 std::pair<UOpPtr, UOpPtr> ShapeTracker::to_indexed_uops_flat(const UOpPtr& idx) const {
-  return to_indexed_uops(unravel_flat(shape(), idx));
+  return to_indexed_uops(unravel_flat(shape(), idx), idx->dtype);
 }
 
 int64_t ShapeTracker::real_size() const {
@@ -167,7 +167,7 @@ int64_t ShapeTracker::real_size() const {
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < shape().size(); i++)
     idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, VarArg{"idx" + std::to_string(i), 0, shape()[i] - 1}));
-  auto [idx, valid] = to_indexed_uops(idxs);
+  auto [idx, valid] = to_indexed_uops(idxs, dtypes::int64);
   if (valid->is_const(0)) return 0;
   return std::min(bound, std::max<int64_t>(0, sat_add(idx->vmax, 1)));
 }
@@ -184,7 +184,7 @@ std::vector<std::optional<int64_t>> ShapeTracker::real_strides(bool ignore_valid
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < n; i++)
     idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, VarArg{"idx" + std::to_string(i), 0, last.shape[i] - 1}));
-  auto [idx, valid] = to_indexed_uops(idxs);
+  auto [idx, valid] = to_indexed_uops(idxs, dtypes::int64);
   auto dim_of = [&](const UOpPtr& u) -> int {
     for (size_t i = 0; i < n; i++)
       if (idxs[i] == u) return static_cast<int>(i);

@@ -71,8 +71,9 @@ struct ShapeTracker final : ArgObject {
   // flat indices of each view): an index dtype must hold it.
   int64_t index_bound() const;
   // (index into the buffer, validity) for one index UOp per dimension of shape(); both simplified. The
-  // index has the dtype of idxs (int32 or int64).
-  std::pair<UOpPtr, UOpPtr> to_indexed_uops(const std::vector<UOpPtr>& idxs) const;
+  // index, and every one of idxs, has dtype `index_dtype` (int32, or int64 where index_bound() needs it;
+  // a 0-d view has no idxs to take it from, and its offset alone may pass 2^31).
+  std::pair<UOpPtr, UOpPtr> to_indexed_uops(const std::vector<UOpPtr>& idxs, DType index_dtype) const;
   // Same, over a single flat index of shape() (row-major).
   std::pair<UOpPtr, UOpPtr> to_indexed_uops_flat(const UOpPtr& idx) const;
 
