@@ -272,7 +272,7 @@ void Kernel::apply_opt(const Opt& opt) {
       // padded elements read 0 from every buffer: only a sum whose source maps zeros to zero is unchanged
       for (auto& u : ast_->toposort()) {
         if (u->op == Ops::REDUCE_AXIS && std::get<ReduceArg>(u->arg).op != Ops::ADD) fail("only a sum can be padded along its reduce dim");
-        static const std::set<Ops> zero_safe = {Ops::ADD, Ops::MUL, Ops::NEG, Ops::CAST, Ops::SQRT, Ops::SIN, Ops::MAX, Ops::AND,
+        static const std::set<Ops> zero_safe = {Ops::ADD, Ops::MUL, Ops::NEG, Ops::CAST, Ops::SQRT, Ops::SIN, Ops::TAN, Ops::MAX, Ops::AND,
                                                 Ops::OR, Ops::XOR, Ops::CMPNE, Ops::CMPLT, Ops::LOAD, Ops::CONST, Ops::VIEW,
                                                 Ops::DEFINE_GLOBAL, Ops::REDUCE_AXIS, Ops::STORE, Ops::SINK};
         if (!zero_safe.count(u->op)) fail(std::string("the reduce's source has ") + op_name(u->op) + ", which does not map 0 to 0");

@@ -336,6 +336,8 @@ class CStyleRenderer : public Renderer {
       case Ops::EXP2: return math("exp2", s(0), dt);
       case Ops::LOG2: return math("log2", s(0), dt);
       case Ops::SIN: return math("sin", s(0), dt);
+      case Ops::COS: return math("cos", s(0), dt);
+      case Ops::TAN: return math("tan", s(0), dt);
       case Ops::SQRT: return math("sqrt", s(0), dt);
       case Ops::WHERE: return "(" + s(0) + "?" + s(1) + ":" + s(2) + ")";
       case Ops::CAST:  // to half through float (as exec_alu), then rounded by alu_expr

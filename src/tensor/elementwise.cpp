@@ -78,7 +78,7 @@ Tensor Tensor::exp2() const { return (to_float(*this) * M_LN2).exp(); }
 Tensor Tensor::log2() const { return log() * (1 / M_LN2); }
 Tensor Tensor::sqrt() const { return Function::apply<F::Sqrt>({to_float(*this)}); }
 Tensor Tensor::sin() const { return Function::apply<F::Sin>({to_float(*this)}); }
-Tensor Tensor::cos() const { return ((M_PI / 2) - to_float(*this)).sin(); }
+Tensor Tensor::cos() const { return Function::apply<F::Cos>({to_float(*this)}); }
 Tensor Tensor::relu() const { return Function::apply<F::Relu>({*this}); }
 Tensor Tensor::sigmoid() const { return Function::apply<F::Sigmoid>({to_float(*this)}); }
 Tensor Tensor::tanh() const { return 2.0 * (2.0 * to_float(*this)).sigmoid() - 1.0; }

@@ -69,9 +69,11 @@ LBPtr Reciprocal::forward(const std::vector<LBPtr>& x) { return ret = recip(x[0]
 std::vector<LBPtr> Reciprocal::backward(const LBPtr& g) { return {mul(neg(g), mul(ret, ret))}; }
 
 LBPtr Sin::forward(const std::vector<LBPtr>& xs) { x = xs[0]; return x->e(Ops::SIN); }
-std::vector<LBPtr> Sin::backward(const LBPtr& g) {  // cos(x) = sin(pi/2 - x)
-  return {mul(add(c(x, M_PI / 2), neg(x))->e(Ops::SIN), g)};
-}
+std::vector<LBPtr> Sin::backward(const LBPtr& g) { return {mul(x->e(Ops::COS), g)}; }
+LBPtr Cos::forward(const std::vector<LBPtr>& xs) { x = xs[0]; return x->e(Ops::COS); }
+std::vector<LBPtr> Cos::backward(const LBPtr& g) { return {mul(neg(x->e(Ops::SIN)), g)}; }
+LBPtr Tan::forward(const std::vector<LBPtr>& xs) { return ret = xs[0]->e(Ops::TAN); }
+std::vector<LBPtr> Tan::backward(const LBPtr& g) { return {mul(add(c(ret, 1), mul(ret, ret)), g)}; }  // 1 + tan^2
 
 LBPtr Relu::forward(const std::vector<LBPtr>& x) { return ret = x[0]->e(Ops::MAX, {c(x[0], 0)}); }
 std::vector<LBPtr> Relu::backward(const LBPtr& g) { return {mul(c(ret, 0)->e(Ops::CMPLT, {ret})->cast(g->dtype), g)}; }

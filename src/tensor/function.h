@@ -61,7 +61,11 @@ struct Cast : Function {
 };
 struct Neg : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Reciprocal : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+// sin, cos and tan are primitives each (cos is not sin(pi/2 - x): that subtraction rounds away the
+// argument's low bits, an absolute error of ulp(x)/2 that grows with x)
 struct Sin : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Cos : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Tan : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Relu : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Log : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Exp : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };

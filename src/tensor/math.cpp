@@ -61,7 +61,7 @@ Tensor int_pow(const Tensor& x, uint64_t n) {
 // ---- trigonometry and friends ------------------------------------------------------------------
 
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
-Tensor Tensor::tan() const { return sin() / cos(); }
+Tensor Tensor::tan() const { return Function::apply<F::Tan>({to_float(*this)}); }
 // The sign of x as a constant, +1 at 0: an odd function written s * f(s * x) then has f's derivative
 // at 0 (sign(x) * f(|x|) would have 0 there, both pieces having a zero gradient at 0).
 static Tensor odd_sign(const Tensor& x) { return (x < 0.0).where(-1.0, 1.0).cast(x.dtype()).detach(); }

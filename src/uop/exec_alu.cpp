@@ -70,6 +70,8 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
       case Ops::EXP2: r.f = std::exp2(a); break;
       case Ops::LOG2: r.f = std::log2(a); break;
       case Ops::SIN: r.f = std::sin(a); break;
+      case Ops::COS: r.f = std::cos(a); break;
+      case Ops::TAN: r.f = std::tan(a); break;
       case Ops::SQRT: r.f = std::sqrt(a); break;
       case Ops::RECIP: r.f = 1.0 / a; break;
       case Ops::ADD: r.f = a + b; break;

@@ -17,7 +17,8 @@ namespace tg {
   X(ENDIF, Meta) X(INDEX, Meta) X(REDUCE, Reduce) X(ASSIGN, Meta)                                  \
   X(VECTORIZE, Meta) X(GEP, Meta) X(CAST, Cast) X(BITCAST, Cast)                                   \
   /* unary ALU */                                                                                 \
-  X(EXP2, Unary) X(LOG2, Unary) X(SIN, Unary) X(SQRT, Unary) X(RECIP, Unary) X(NEG, Unary)          \
+  X(EXP2, Unary) X(LOG2, Unary) X(SIN, Unary) X(COS, Unary) X(TAN, Unary) X(SQRT, Unary) X(RECIP, Unary) \
+  X(NEG, Unary)                                                                                    \
   /* binary ALU */                                                                                \
   X(ADD, Binary) X(MUL, Binary) X(IDIV, Binary) X(MOD, Binary) X(MAX, Binary) X(CMPLT, Binary)     \
   X(CMPNE, Binary) X(XOR, Binary) X(OR, Binary) X(AND, Binary) X(SHL, Binary) X(SHR, Binary)       \
