@@ -22,6 +22,7 @@
 
 using namespace tg;
 using testing::HasSubstr;
+using testing::Not;
 
 namespace {
 
@@ -280,13 +281,23 @@ TEST(KernelOpts, InvalidActionsRaise) {
   kb.apply_opt({OptOps::UPCAST, 0, 2});
   EXPECT_THROW(kb.apply_opt({OptOps::UPCAST, 0, 32}), Error);
   // an empty kernel takes no opts
-  Kernel kz(kernel_of(Tensor::ones({2, 0}).sum({1}) + a.shrink({{0, 2}, {0, 1}}).reshape({2})).ast, Device::get("CPU").renderer());
+  Kernel kz(kernel_of(Tensor::empty({2, 0}).sum({1}) + a.shrink({{0, 2}, {0, 1}}).reshape({2})).ast, Device::get("CPU").renderer());
   EXPECT_THROW(kz.apply_opt({OptOps::UPCAST, 0, 2}), Error);
+}
+
+// One element read past 2^31 (t[n-1]): the kernel's only index is a constant offset, and it is int64.
+TEST(KernelOpts, ElementPast2e31IndexesInInt64) {
+  const int64_t n = (int64_t{1} << 31) + 16;
+  ScheduleItem si = kernel_of(Tensor::empty({n}, dtypes::uint8)[n - 1].contiguous());
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  std::string src = k.renderer().render(k.name(), k.linearize()).src;
+  EXPECT_THAT(src, HasSubstr("2147483663ll")) << src;
+  EXPECT_THAT(src, Not(HasSubstr("-2147483633"))) << src;  // the offset wrapped to int32
 }
 
 // NOLOCALS is accepted on a device without locals, then LOCAL is refused either way.
 TEST(KernelOpts, NoLocals) {
-  Tensor a = Tensor::ones({4, 4});
+  Tensor a = Tensor::empty({4, 4});
   Kernel k(kernel_of(a + 1).ast, Device::get("CPU").renderer());
   k.apply_opt({OptOps::NOLOCALS, 0, 0});
   EXPECT_THROW(k.apply_opt({OptOps::LOCAL, 0, 2}), Error);
@@ -596,7 +607,7 @@ TEST(SplitReduce, BigSumIsTwoKernels) {
   EXPECT_EQ(t.sum().item<float>(), static_cast<float>(want));
   EXPECT_EQ(t.max().item<float>(), 3.f);
   // small reductions stay one kernel
-  Tensor small = Tensor::ones({1000});
+  Tensor small = Tensor::ones({1000}).contiguous();  // a buffer: the sum of a constant folds
   small.realize();
   int n = 0;
   for (auto& si : create_schedule({small.sum().lazydata()})) n += si.is_kernel();

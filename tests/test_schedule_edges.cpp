@@ -98,8 +98,13 @@ TEST(SchedulePadding, PaddedConstantCast) {
   EXPECT_EQ(Tensor::full({2}, 5.5).pad({{1, 0}}).cast(dtypes::int8).tolist<int>(), (std::vector<int>{0, 5, 5}));
 }
 
-// A reduce over an axis of length 0 is its identity; nothing reads the (absent) data.
+// A reduce over an axis of length 0 is its identity; nothing reads the (absent) data. (Of a constant
+// the reduce folds; of a buffer, it is a kernel.)
 TEST(ScheduleEmpty, ReductionsOverZeroLengthAxes) {
+  EXPECT_EQ(Tensor::empty({2, 0}).sum({1}).tolist<float>(), (std::vector<float>{0.f, 0.f}));
+  EXPECT_EQ(Tensor::empty({3, 0}, dtypes::int32).sum({1}).tolist<int>(), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(Tensor::empty({2, 0}).prod({1}).tolist<float>(), (std::vector<float>{1.f, 1.f}));
+  EXPECT_EQ(Tensor::empty({2, 0}).matmul(Tensor::empty({0, 4})).tolist<float>(), std::vector<float>(8, 0.f));
   EXPECT_EQ(Tensor::ones({2, 0}).sum({1}).tolist<float>(), (std::vector<float>{0.f, 0.f}));
   EXPECT_EQ(Tensor::ones({0, 3}).sum({0}).tolist<float>(), (std::vector<float>{0.f, 0.f, 0.f}));
   EXPECT_EQ(Tensor::ones({0}).sum().item<float>(), 0.f);

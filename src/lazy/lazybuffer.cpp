@@ -55,6 +55,15 @@ LBPtr LazyBuffer::view(const ShapeTracker& new_st) const {
   return std::make_shared<LazyBuffer>(device, new_st, dtype, base_ptr());
 }
 
+bool LazyBuffer::is_unpadded_const() const {
+  return is_unrealized_const() && std::none_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); });
+}
+
+namespace {
+// The value of an unpadded constant.
+Value const_of(const LazyBuffer& c) { return const_to_value(*UOp::make(Ops::CONST, c.dtype, {}, c.base()->arg)); }
+}  // namespace
+
 LBPtr LazyBuffer::e(Ops op, const std::vector<LBPtr>& others) const {
   std::vector<LBPtr> srcs{std::const_pointer_cast<LazyBuffer>(shared_from_this())};
   srcs.insert(srcs.end(), others.begin(), others.end());
@@ -62,7 +71,24 @@ LBPtr LazyBuffer::e(Ops op, const std::vector<LBPtr>& others) const {
   DType out = dtype;
   if (op == Ops::CMPLT || op == Ops::CMPNE) out = dtypes::bool_;
   if (op == Ops::WHERE) out = srcs[1]->dtype;
+  if (std::all_of(srcs.begin(), srcs.end(), [](const LBPtr& s) { return s->is_unpadded_const(); })) {
+    std::vector<Value> vals;
+    for (auto& s : srcs) vals.push_back(const_of(*s));
+    Value v = exec_alu(op, out, vals, (op == Ops::WHERE ? srcs[1] : srcs[0])->dtype);
+    return cnst_arg(value_to_const(out, v)->arg, out, device, shape());
+  }
   return metaop(op, shape(), out, device, {}, std::move(srcs));
+}
+
+LBPtr LazyBuffer::fold_reduce(Ops op, const std::vector<int>& axes) const {
+  if (!is_unpadded_const()) return nullptr;
+  Shape out = shape();
+  int64_t n = 1;
+  for (int a : axes) {
+    n *= shape()[static_cast<size_t>(a)];
+    out[static_cast<size_t>(a)] = 1;
+  }
+  return cnst_arg(value_to_const(dtype, reduce_repeated(op, dtype, const_of(*this), n))->arg, dtype, device, out);
 }
 
 LBPtr LazyBuffer::r(Ops op, const std::vector<int>& axes) const {
@@ -72,6 +98,7 @@ LBPtr LazyBuffer::r(Ops op, const std::vector<int>& axes) const {
     if (out[a] != 1) { real_axes.push_back(a); out[a] = 1; }
   if (real_axes.empty()) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
   std::sort(real_axes.begin(), real_axes.end());
+  if (LBPtr folded = fold_reduce(op, real_axes)) return folded;
   auto self = std::const_pointer_cast<LazyBuffer>(shared_from_this());
   // A big reduction to a small output (tinygrad's split_reduceop): one reduce axis is split as
   // (divisor, rest) and reduced in two kernels, the first with `divisor` times more outputs to spread

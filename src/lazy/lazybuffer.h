@@ -30,10 +30,15 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   LBPtr const_like(double value) const { return cnst(value, dtype, device, shape()); }
 
   // Graph ops. Arguments are validated by the Tensor layer.
-  LBPtr e(Ops op, const std::vector<LBPtr>& others = {}) const;  // elementwise; srcs must share shape
+  // Elementwise; srcs must share shape. Constants fold: an op of unpadded constants is a constant.
+  LBPtr e(Ops op, const std::vector<LBPtr>& others = {}) const;
   // Reduce to size 1 along axes (keepdim). A reduction of 32768 or more inputs per output splits one
-  // axis and reduces in two kernels, so the first has outputs for every thread (split_reduceop).
+  // axis and reduces in two kernels, so the first has outputs for every thread (split_reduceop). A
+  // reduce of an unpadded constant folds to a constant (fold_reduce).
   LBPtr r(Ops op, const std::vector<int>& axes) const;
+  // The reduce `op` (ADD, MAX or MUL) along axes (keepdim) of an unpadded unrealized constant, as a
+  // constant: n*v, v or v^n (reduce_repeated's exact values) with no kernel; nullptr for anything else.
+  LBPtr fold_reduce(Ops op, const std::vector<int>& axes) const;
   LBPtr cast(DType dtype, bool bitcast = false) const;
   LBPtr copy_to_device(const std::string& device) const;
   LBPtr contiguous() const;
@@ -55,6 +60,8 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   LBPtr base_ptr() const { return base_ ? base_ : std::const_pointer_cast<LazyBuffer>(shared_from_this()); }
   bool realized() const { return !base_ && buffer && buffer->is_allocated() && srcs.empty(); }
   bool is_unrealized_const() const { return base()->op == Ops::CONST; }  // CONSTs are never realized
+  // The same constant in every element: an unrealized CONST seen through views without padding.
+  bool is_unpadded_const() const;
   // Called by the scheduler once this buffer's kernel has run: drop the graph behind it.
   void mark_realized() { srcs.clear(); }
 

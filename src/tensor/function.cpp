@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "helpers/teardown.h"
+#include "uop/exec_alu.h"
 
 namespace tg {
 
@@ -146,6 +147,20 @@ std::vector<LBPtr> Max::backward(const LBPtr& g) {
   LBPtr is_max = ne->e(Ops::CMPNE, {c(ne, 1)})->cast(g->dtype);
   LBPtr count = is_max->r(Ops::ADD, axes)->expand(x->shape());
   return {mul(mul(is_max, recip(count)), g->expand(x->shape()))};
+}
+
+LBPtr ConstProd::forward(const std::vector<LBPtr>& xs) {
+  x = xs[0];
+  LBPtr r = x->fold_reduce(Ops::MUL, axes);
+  TG_ASSERT(r, "ConstProd of a tensor that is not an unpadded constant");
+  return r;
+}
+std::vector<LBPtr> ConstProd::backward(const LBPtr& g) {
+  int64_t n = 1;
+  for (int a : axes) n *= x->shape()[static_cast<size_t>(a)];
+  UOpPtr v = UOp::make(Ops::CONST, x->dtype, {}, x->base()->arg);
+  UOpPtr others = value_to_const(x->dtype, reduce_repeated(Ops::MUL, x->dtype, const_to_value(*v), n - 1));
+  return {mul(g->expand(x->shape()), LazyBuffer::cnst_arg(others->arg, x->dtype, x->device, x->shape()))};
 }
 
 LBPtr Expand::forward(const std::vector<LBPtr>& x) { input_shape = x[0]->shape(); return x[0]->expand(shape); }

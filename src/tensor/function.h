@@ -109,6 +109,15 @@ struct Max : Function {
   LBPtr forward(const std::vector<LBPtr>& x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
+// The product along axes of an unpadded constant v (the engine has no product reduce; prod() multiplies
+// pairwise otherwise): v^n folded, and each element's gradient is the product of the other n-1.
+struct ConstProd : Function {
+  explicit ConstProd(std::vector<int> axes) : axes(std::move(axes)) {}
+  std::vector<int> axes;
+  LBPtr x;
+  LBPtr forward(const std::vector<LBPtr>& x) override;
+  std::vector<LBPtr> backward(const LBPtr& g) override;
+};
 
 // ---- movement ----
 struct Expand : Function {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "lazy/lazybuffer.h"
 #include "tensor/internal.h"
 
 namespace tg {
@@ -197,6 +198,10 @@ Tensor Tensor::prod(const std::vector<int>& axes, bool keepdim) const {
     if (std::find(ax.begin(), ax.end(), i) == ax.end()) { order.push_back(i); kept.push_back(shape()[static_cast<size_t>(i)]); }
   for (int a : ax) { order.push_back(a); n *= shape()[static_cast<size_t>(a)]; }
   if (n == 0) return Tensor::ones(out, acc, device());  // the empty product
+  if (x.lazydata()->is_unpadded_const()) {  // v^n, no kernel
+    Tensor r = Function::apply<F::ConstProd>({x}, ax).reshape(out);
+    return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r;
+  }
   kept.push_back(n);
   Tensor r = prod_last_axis(x.permute(order).reshape(kept)).reshape(out);
   return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r;

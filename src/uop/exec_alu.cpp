@@ -61,6 +61,72 @@ Value cast_value(Value v, DType from, DType to) {
   return r;
 }
 
+namespace {
+// The float of dt nearest to sign * m * 2^e (ties to even), m exact: IEEE's rounding of a value that no
+// double holds, done once (a double product rounded again to float could round twice).
+double round_exact(bool negative, unsigned __int128 m, int e, DType dt) {
+  int p = dt.scalar == Scalar::Float16 ? 11 : dt.scalar == Scalar::Float32 ? 24 : 53;              // significand bits
+  int emin = dt.scalar == Scalar::Float16 ? -14 : dt.scalar == Scalar::Float32 ? -126 : -1022;     // smallest normal exponent
+  int emax = dt.scalar == Scalar::Float16 ? 15 : dt.scalar == Scalar::Float32 ? 127 : 1023;
+  double sign = negative ? -1.0 : 1.0;
+  if (m == 0) return sign * 0.0;
+  int len = 128;
+  while (!(m >> (len - 1))) len--;
+  int lead = e + len - 1;                            // m * 2^e lies in [2^lead, 2^(lead+1))
+  int q = std::max(lead, emin) - (p - 1);            // the exponent of the last bit kept
+  unsigned __int128 keep = m;
+  if (q > e) {                                       // drop q - e bits, to nearest, ties to even
+    int shift = q - e;
+    if (shift > len) return sign * 0.0;              // below half the smallest subnormal
+    unsigned __int128 rest = shift == 128 ? m : m & ((static_cast<unsigned __int128>(1) << shift) - 1);
+    keep = shift == 128 ? 0 : m >> shift;
+    unsigned __int128 half = static_cast<unsigned __int128>(1) << (shift - 1);
+    if (rest > half || (rest == half && (keep & 1))) keep++;
+  } else {
+    q = e;
+  }
+  double r = std::ldexp(static_cast<double>(keep), q);  // keep has at most p+1 bits: exact
+  if (r >= std::ldexp(1.0, emax + 1)) return sign * INFINITY;
+  return sign * r;
+}
+}  // namespace
+
+Value reduce_repeated(Ops op, DType dt, Value v, int64_t n) {
+  TG_ASSERT(n >= 0 && (op == Ops::ADD || op == Ops::MAX || op == Ops::MUL), "reduce_repeated: ", op_name(op), " of ", n, " copies");
+  Value r;
+  if (op == Ops::MAX) {
+    if (n > 0) return v;
+    if (dt.is_float()) r.f = -INFINITY;
+    else r.i = wrap(dt.is_unsigned() || dt.is_bool() ? 0 : static_cast<int64_t>(dt.min()), dt);
+    return r;
+  }
+  if (dt.is_float()) {
+    if (op == Ops::ADD) {
+      if (n == 0) r.f = 0;
+      else if (!std::isfinite(v.f)) r.f = v.f;
+      else {
+        int e = 0;
+        double f = std::frexp(std::fabs(v.f), &e);  // |v| = f * 2^e, f in [0.5, 1): f * 2^53 is an integer
+        auto m = static_cast<unsigned __int128>(std::ldexp(f, 53)) * static_cast<unsigned __int128>(n);
+        r.f = round_exact(std::signbit(v.f), m, e - 53, dt);
+      }
+    } else {
+      // the sign from n's parity (a double n may lose it), the magnitude from pow
+      double mag = n == 0 ? 1.0 : std::pow(std::fabs(v.f), static_cast<double>(n));
+      r.f = round_float(std::signbit(v.f) && (n & 1) && !std::isnan(v.f) ? -mag : mag, dt);
+      if (std::isnan(v.f)) r.f = n == 0 ? 1.0 : v.f;
+    }
+    return r;
+  }
+  uint64_t x = static_cast<uint64_t>(v.i), acc = op == Ops::ADD ? 0 : 1;
+  if (op == Ops::ADD) acc = x * static_cast<uint64_t>(n);  // wraps modulo 2^64, then to the dtype's width
+  else
+    for (uint64_t k = static_cast<uint64_t>(n), b = x; k; k >>= 1, b *= b)
+      if (k & 1) acc *= b;
+  r.i = wrap(static_cast<int64_t>(acc), dt);
+  return r;
+}
+
 Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
   Value r;
   if (sdt.is_float()) {
