@@ -105,3 +105,51 @@ TEST(BadInputsLabels, CheckedUint8Labels) {
     expect_user_error([] { (void)Tensor(std::vector<uint8_t>{0, 200}, {2}).one_hot(10); }, "one_hot", {"200", "[0, 10)"});
   });
 }
+
+// ---- index tensors of every integer type: out of range means out of range for the index's own type ----
+// An int64 entry past 2^32 is not narrowed onto a valid position (2^32 + 1 used to read element 1), nor
+// is a uint64 entry past int64's range read as the negative number its bits make.
+namespace {
+constexpr int64_t k32 = int64_t{1} << 32;
+Tensor i64(std::vector<int64_t> v) { auto n = static_cast<int64_t>(v.size()); return Tensor(v, {n}); }
+Tensor u64(std::vector<uint64_t> v) { auto n = static_cast<int64_t>(v.size()); return Tensor(v, {n}); }
+std::vector<float> values(const Tensor& t) { return t.tolist<float>(); }
+}  // namespace
+
+TEST(BadInputsLabels, Int64IndexPast2e32ReadsZero) {
+  EXPECT_EQ(values(x3().index({i64({k32 + 1, k32, -k32 + 1, -k32 - 1, 1, -1})})), (std::vector<float>{0, 0, 0, 0, 20, 30}));
+  EXPECT_EQ(values(x3().gather(0, i64({k32 + 2, 2, INT64_MIN, INT64_MAX}))), (std::vector<float>{0, 30, 0, 0}));
+}
+TEST(BadInputsLabels, Int64IndexPast2e32InTwoDims) {
+  Tensor m = Tensor::arange(0, 6, 1, dtypes::float32).reshape({2, 3});
+  EXPECT_EQ(values(m.index({i64({1, 1, k32 + 1}), i64({k32 + 2, 2, 0})})), (std::vector<float>{0, 5, 0}));
+  EXPECT_EQ(values(m.index({indexing::Slice(), i64({k32 + 1})})), (std::vector<float>{0, 0}));
+}
+TEST(BadInputsLabels, Int64ScatterPast2e32WritesNothing) {
+  EXPECT_EQ(values(Tensor::zeros({3}).scatter(0, i64({k32 + 1, -1}), 1.0)), (std::vector<float>{0, 0, 1}));
+}
+TEST(BadInputsLabels, Int64EmbeddingAndOneHotPast2e32) {
+  EXPECT_EQ(values(embedding()(i64({k32 + 1, 2}))), (std::vector<float>{0, 0, 4, 5}));
+  EXPECT_EQ(i64({k32 + 1, 1}).one_hot(3).tolist<int>(), (std::vector<int>{0, 0, 0, 0, 1, 0}));
+}
+TEST(BadInputsLabels, UnsignedIndicesKeepTheirValue) {
+  EXPECT_EQ(values(x3().index({u64({UINT64_MAX, uint64_t{1} << 63, k32 + 1, 2})})), (std::vector<float>{0, 0, 0, 30}));
+  EXPECT_EQ(values(x3().gather(0, u64({UINT64_MAX, 0}))), (std::vector<float>{0, 10}));
+  EXPECT_EQ(values(x3().index({Tensor(std::vector<uint32_t>{UINT32_MAX, 1}, {2})})), (std::vector<float>{0, 20}));
+  EXPECT_EQ(values(x3().index({Tensor(std::vector<uint8_t>{255, 2}, {2})})), (std::vector<float>{0, 30}));
+  EXPECT_EQ(values(x3().index({Tensor(std::vector<int8_t>{-1, -3, -4}, {3})})), (std::vector<float>{30, 10, 0}));
+  EXPECT_EQ(values(Tensor::zeros({3}).scatter(0, u64({UINT64_MAX, 1}), 1.0)), (std::vector<float>{0, 1, 0}));
+}
+TEST(BadInputsLabels, CheckedInt64IndexPast2e32) {
+  checked([] { expect_user_error([] { (void)x3().index({i64({0, k32 + 1})}); }, "index", {"4294967297", "[-3, 3)", "int64"}); });
+  checked([] { expect_user_error([] { (void)x3().index({i64({-k32 + 1})}); }, "index", {"-4294967295", "[-3, 3)"}); });
+  checked([] { expect_user_error([] { (void)x3().gather(0, i64({k32})); }, "gather", {"4294967296"}); });
+  checked([] { expect_user_error([] { (void)embedding()(i64({k32 + 1})); }, "Embedding", {"4294967297", "[0, 3)"}); });
+}
+TEST(BadInputsLabels, CheckedUint64IndexPastInt64) {
+  checked([] {
+    expect_user_error([] { (void)x3().index({u64({1, UINT64_MAX})}); }, "index", {"18446744073709551615", "[-3, 3)", "uint64"});
+  });
+  checked([] { expect_user_error([] { (void)x3().gather(0, u64({uint64_t{1} << 63})); }, "gather", {"9223372036854775808"}); });
+  checked([] { expect_ref(x3().index({u64({2, 0})}), labels_checked_gather_ok); });
+}

@@ -1,18 +1,39 @@
-// Buffers of 2^31 elements and more: loop counters and index math must be 64-bit there (an `int` loop
-// counter wraps and the kernel reads garbage). Slow and memory hungry (2 GiB), so plain build only.
+// Buffers of 2^31 elements and more: loop counters, index math and element offsets must be 64-bit
+// there (an `int` wraps and the kernel reads garbage or faults). Every path that computes an element
+// offset is read at its first and last element: sums, element access (item), shrink, copies from the
+// host, gathers by int32 and int64 indices, argmax. Slow and memory hungry (2 GiB a tensor), so plain
+// build only.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "tg/tensor.h"
 
 using namespace tg;
 
-TEST(LargeBuffers, SumOfMoreThan2e31Uint8) {
+namespace {
+constexpr int64_t kN = (int64_t{1} << 31) + 16;
+
+// kN uint8 from a host vector: 1 at the front, 9 and 5 at the very end, 2 elsewhere.
+Tensor big_from_host() {
+  std::vector<uint8_t> v(static_cast<size_t>(kN), 2);
+  v.front() = 1;
+  v[kN - 2] = 5;
+  v.back() = 9;
+  return Tensor(v, {kN}).realize();
+}
+}  // namespace
+
 #ifdef TG_SANITIZED
-  GTEST_SKIP() << "2 GiB stress case: runs in the plain build";
+#define SKIP_UNDER_SANITIZERS() GTEST_SKIP() << "2 GiB stress case: runs in the plain build"
+#else
+#define SKIP_UNDER_SANITIZERS() (void)0
 #endif
-  const int64_t n = (int64_t{1} << 31) + 16;
+
+TEST(LargeBuffers, SumOfMoreThan2e31Uint8) {
+  SKIP_UNDER_SANITIZERS();
+  const int64_t n = kN;
   Tensor x = Tensor::full({n}, 1, dtypes::uint8).contiguous();
   x.realize();
   EXPECT_EQ(x.sum().item<uint32_t>(), static_cast<uint32_t>(n));
@@ -21,4 +42,51 @@ TEST(LargeBuffers, SumOfMoreThan2e31Uint8) {
   EXPECT_EQ(y.sum().item<uint32_t>(), static_cast<uint32_t>(n - 16 + 3 * 16));
   EXPECT_EQ(y.index({n - 1}).item<int>(), 3);
   EXPECT_EQ(y.index({n - 17}).item<int>(), 1);
+}
+
+// t[i].item() is a one-element kernel whose only index is the view's offset: a 0-d view has no index
+// variable to take the index dtype from, and the offset alone passes 2^31.
+TEST(LargeBuffers, ItemOfFirstAndLastElement) {
+  SKIP_UNDER_SANITIZERS();
+  Tensor t = big_from_host();
+  EXPECT_EQ(t[0].item<uint8_t>(), 1);
+  EXPECT_EQ(t[kN - 1].item<uint8_t>(), 9);
+  EXPECT_EQ(t[-1].item<uint8_t>(), 9);
+  EXPECT_EQ(t[kN - 2].item<uint8_t>(), 5);
+  EXPECT_EQ(t[int64_t{1} << 31].item<uint8_t>(), 2);
+  // a computed tensor, not yet realized: its element through the same view
+  EXPECT_EQ((t + 1)[kN - 1].item<uint8_t>(), 10);
+}
+
+TEST(LargeBuffers, ShrinkOfHeadAndTail) {
+  SKIP_UNDER_SANITIZERS();
+  Tensor t = big_from_host();
+  EXPECT_EQ(t.shrink({{kN - 3, kN}}).tolist<uint8_t>(), (std::vector<uint8_t>{2, 5, 9}));
+  EXPECT_EQ(t.shrink({{0, 2}}).tolist<uint8_t>(), (std::vector<uint8_t>{1, 2}));
+  EXPECT_EQ(t.shrink({{kN - 2, kN}}).cast(dtypes::int32).sum().item<int>(), 14);
+  EXPECT_EQ(t.reshape({2, kN / 2}).shrink({{1, 2}, {kN / 2 - 1, kN / 2}}).item<uint8_t>(), 9);  // the last row's end
+}
+
+// Gathers: the index tensor's dtype keeps its values (int64 past 2^31, negative int32 counting from the
+// end of an axis longer than int32 can count).
+TEST(LargeBuffers, GatherFirstAndLastByInt64AndInt32) {
+  SKIP_UNDER_SANITIZERS();
+  Tensor t = big_from_host();
+  Tensor i64(std::vector<int64_t>{0, kN - 1, -1, -kN, kN - 2, kN, -kN - 1}, {7});
+  EXPECT_EQ(t.index({i64}).tolist<uint8_t>(), (std::vector<uint8_t>{1, 9, 9, 1, 5, 0, 0}));
+  EXPECT_EQ(t.gather(0, i64).tolist<uint8_t>(), (std::vector<uint8_t>{1, 9, 9, 1, 5, 0, 0}));
+  Tensor i32({-1, 0, -2});
+  EXPECT_EQ(t.index({i32}).tolist<uint8_t>(), (std::vector<uint8_t>{9, 1, 5}));
+  // two index tensors over a (2, kN/2) view: the merged linear index passes 2^31
+  Tensor rows(std::vector<int64_t>{1, 0, 1}, {3}), cols(std::vector<int64_t>{kN / 2 - 1, 0, kN / 2 - 2}, {3});
+  EXPECT_EQ(t.reshape({2, kN / 2}).index({rows, cols}).tolist<uint8_t>(), (std::vector<uint8_t>{9, 1, 5}));
+}
+
+TEST(LargeBuffers, ArgmaxPastInt32IsInt64) {
+  SKIP_UNDER_SANITIZERS();
+  Tensor t = big_from_host();
+  Tensor a = t.argmax();
+  EXPECT_EQ(a.dtype(), dtypes::int64);
+  EXPECT_EQ(a.item<int64_t>(), kN - 1);
+  EXPECT_EQ(t.argmin().item<int64_t>(), 0);
 }

@@ -186,7 +186,8 @@ class Tensor {
   Tensor mean(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor var(const std::vector<int>& axes = {}, bool keepdim = false, double correction = 1) const;
   Tensor std(const std::vector<int>& axes = {}, bool keepdim = false, double correction = 1) const;
-  Tensor argmax(std::optional<int> axis = std::nullopt, bool keepdim = false) const;  // flattened when no axis
+  // int32 indices (int64 where the axis has 2^31 entries or more); flattened when no axis
+  Tensor argmax(std::optional<int> axis = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int> axis = std::nullopt, bool keepdim = false) const;
   Tensor cumsum(int axis = 0) const;
   Tensor cummax(int axis = 0) const;
@@ -237,6 +238,18 @@ class Tensor {
   // [-n, n) for index/gather/scatter along a dim of size n, [0, num_classes) for one_hot.
   Tensor index(const std::vector<TensorIndex>& indices) const;
   Tensor operator[](int64_t i) const;
+  // A copy of this tensor with this[indices] = values (libtorch's index_put; Python's t[...] = v assigns
+  // it in place): values broadcast to the selection's shape and have this tensor's dtype and device.
+  // Basic indices cost one lazy where; with index tensors it is a scatter to the selection's flat
+  // positions (cost: the selection's size times this tensor's), where a repeated position takes the last
+  // value and an entry out of range writes nothing (CHECK_INDEX=1 raises instead).
+  Tensor index_put(const std::vector<TensorIndex>& indices, const Tensor& values) const;
+  // In place (Python's t[indices] = values). Outside autograd every handle to this tensor sees the write
+  // (assign). Where this tensor or values is part of a graph, the write is a graph node, as torch records
+  // it: this handle takes the result, and uses of the old value made before (graph nodes, other
+  // handles) keep it, so gradients flow to what each use read. A leaf that requires grad is an error
+  // (as torch), unless Tensor::no_grad.
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values);
   Tensor gather(int dim, const Tensor& index) const;
   Tensor scatter(int dim, const Tensor& index, const Tensor& src) const;
   Tensor scatter(int dim, const Tensor& index, double value) const;

@@ -185,15 +185,14 @@ LBPtr LazyBuffer::gather(const LBPtr& idx, int axis) const {
                 (!v.mask || (*v.mask)[axis] == std::pair<int64_t, int64_t>{0, n});
   if (!simple) data = contiguous();
   int64_t stride = data->st.views.back().strides[axis];
-  DType it = idx->dtype;
+  // the index arithmetic holds n: an int32 index of a longer axis is widened first
+  LBPtr i = n > INT32_MAX ? idx->cast(dtypes::int64) : idx;
+  DType it = i->dtype;
   DType ot = data->st.index_bound() > INT32_MAX ? dtypes::int64 : dtypes::int32;
   auto c = [&](double x, DType d) { return cnst(x, d, device, idx->shape()); };
-  // an int32 index cannot hold n when the axis is longer: wrapping then is the index itself
-  LBPtr wrapped = n > INT32_MAX && it == dtypes::int32 ? idx
-      : idx->e(Ops::CMPLT, {c(0, it)})->e(Ops::WHERE, {idx->e(Ops::ADD, {c(static_cast<double>(n), it)}), idx});
+  LBPtr wrapped = i->e(Ops::CMPLT, {c(0, it)})->e(Ops::WHERE, {i->e(Ops::ADD, {c(static_cast<double>(n), it)}), i});
   LBPtr nonneg = wrapped->e(Ops::CMPLT, {c(0, it)})->e(Ops::CMPNE, {c(1, dtypes::bool_)});
-  LBPtr in_range = n > INT32_MAX && it == dtypes::int32 ? c(1, dtypes::bool_) : wrapped->e(Ops::CMPLT, {c(static_cast<double>(n), it)});
-  LBPtr valid = nonneg->e(Ops::AND, {in_range});
+  LBPtr valid = nonneg->e(Ops::AND, {wrapped->e(Ops::CMPLT, {c(static_cast<double>(n), it)})});
   LBPtr offset = valid->e(Ops::WHERE, {wrapped, c(0, it)})->cast(ot)->e(Ops::MUL, {c(static_cast<double>(stride), ot)});
   return metaop(Ops::INDEX, idx->shape(), dtype, device, int64_t{axis}, {data, offset, valid});
 }

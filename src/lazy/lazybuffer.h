@@ -49,7 +49,7 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   LBPtr shrink(const std::vector<std::pair<int64_t, int64_t>>& arg) const;
   LBPtr flip(const std::vector<bool>& axes) const;
   // A data-dependent load (an INDEX op): out[..., j, ...] = this[..., idx[..., j, ...], ...] along `axis`.
-  // idx is int32 and has the output's shape, which is this shape except along `axis`. Negative entries
+  // idx is int32 or int64 and has the output's shape, which is this shape except along `axis`. Negative entries
   // count from the end; entries still out of range read 0. The work is proportional to the output.
   LBPtr gather(const LBPtr& idx, int axis) const;
 

@@ -72,15 +72,26 @@ Tensor const_tensor(const Shape& shape, double v, DType dtype, const std::string
 void check_index_range(const Tensor& idx, int64_t lo, int64_t hi, const char* op, const std::string& what, std::optional<int64_t> ignore) {
   if (!CHECK_INDEX || idx.numel() == 0) return;
   NoGradGuard no_grad;
-  Tensor i = idx.detach().cast(dtypes::int64);
-  if (ignore) i = i.eq(const_tensor({}, static_cast<double>(*ignore), dtypes::int64, i.device())).where(const_tensor({}, static_cast<double>(lo), dtypes::int64, i.device()), i);
+  // compared in the index's own type: every type but uint64 fits int64; a uint64 entry past int64's
+  // range is out of range as itself, not as the negative number its bits would make in int64
+  bool u64 = idx.dtype() == dtypes::uint64;
+  DType dt = u64 ? dtypes::uint64 : dtypes::int64;
+  Tensor i = idx.detach().cast(dt);
+  if (ignore) i = i.eq(const_tensor({}, static_cast<double>(*ignore), dt, i.device())).where(const_tensor({}, static_cast<double>(u64 ? 0 : lo), dt, i.device()), i);
   // one reduce gives both ends: max(~x) is ~min(x), and ~ cannot overflow as negation can
   Tensor flat = i.reshape({1, i.numel()});
-  std::vector<int64_t> ends = Tensor::cat({flat.bitwise_not(), flat}, 0).max({1}).tolist<int64_t>();
-  int64_t min = ~ends[0], max = ends[1];
-  int64_t bad = min < lo ? min : max;
-  TG_CHECK_AS(IndexError, min >= lo && max < hi, op, ": index ", bad, " out of range [", lo, ", ", hi, ") for ", what, " (index tensor of shape ",
-           idx.shape(), ", ", idx.dtype().name(), "; checked because CHECK_INDEX=1)");
+  Tensor ends = Tensor::cat({flat.bitwise_not(), flat}, 0).max({1});
+  std::string bad;
+  if (u64) {
+    std::vector<uint64_t> e = ends.tolist<uint64_t>();
+    if (hi <= 0 || ~e[0] < static_cast<uint64_t>(std::max<int64_t>(lo, 0)) || e[1] >= static_cast<uint64_t>(hi)) bad = std::to_string(hi <= 0 ? ~e[0] : e[1]);
+  } else {
+    std::vector<int64_t> e = ends.tolist<int64_t>();
+    if (~e[0] < lo) bad = std::to_string(~e[0]);
+    else if (e[1] >= hi) bad = std::to_string(e[1]);
+  }
+  TG_CHECK_AS(IndexError, bad.empty(), op, ": index ", bad, " out of range [", lo, ", ", hi, ") for ", what, " (index tensor of shape ",
+              idx.shape(), ", ", idx.dtype().name(), "; checked because CHECK_INDEX=1)");
 }
 
 }  // namespace tg::detail

@@ -31,9 +31,9 @@ Tensor Tensor::zeros_like(std::optional<DType> dt) const { return full_like(0, d
 Tensor Tensor::ones_like(std::optional<DType> dt) const { return full_like(1, dt); }
 
 namespace {
-// 0, 1, ..., n-1 as int32 with O(n) work. Up to 256 it is tinygrad's window sum (row i of a sliding
-// window over (0,..,0,1,..,1) holds i+1 ones, an n*n reduce); beyond that the ramp is built from a
-// coarser one: ramp(n)[256*h + l] = 256*ramp(ceil(n/256))[h] + ramp(256)[l].
+// 0, 1, ..., n-1 with O(n) work, as int32 (int64 from 2^31 elements on). Up to 256 it is tinygrad's
+// window sum (row i of a sliding window over (0,..,0,1,..,1) holds i+1 ones, an n*n reduce); beyond that
+// the ramp is built from a coarser one: ramp(n)[256*h + l] = 256*ramp(ceil(n/256))[h] + ramp(256)[l].
 Tensor ramp(int64_t n, const std::string& device) {
   constexpr int64_t kBlock = 256;
   if (n <= kBlock) {
@@ -42,9 +42,10 @@ Tensor ramp(int64_t n, const std::string& device) {
     Tensor window = idx.expand({n, 2 * n - 1}).reshape({n * (2 * n - 1)}).pad({{0, n}}).reshape({n, 2 * n}).shrink({{0, n}, {0, n}});
     return window.sum({1}) - 1;
   }
+  DType dt = n > INT32_MAX ? dtypes::int64 : dtypes::int32;
   int64_t hi_n = (n + kBlock - 1) / kBlock;
-  Tensor hi = ramp(hi_n, device).reshape({hi_n, 1}) * static_cast<int>(kBlock);
-  Tensor grid = hi + ramp(kBlock, device).reshape({1, kBlock});
+  Tensor hi = ramp(hi_n, device).cast(dt).reshape({hi_n, 1}) * static_cast<int>(kBlock);
+  Tensor grid = hi + ramp(kBlock, device).cast(dt).reshape({1, kBlock});
   return grid.reshape({hi_n * kBlock}).shrink({{0, n}});
 }
 }  // namespace
@@ -58,9 +59,9 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   bool all_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   DType dt = dtype.value_or(all_int ? dtypes::default_int : dtypes::default_float);
   double count = std::ceil((stop - start) / step);  // >= 0 here; may be inf or huge
-  TG_CHECK(count < static_cast<double>(int64_t{1} << 31), "arange: ", start, " -> ", stop, " by ", step, " is ", count,
-           " elements, more than the 2^31 - 1 supported");
+  TG_CHECK(count < 0x1p62, "arange: ", start, " -> ", stop, " by ", step, " is ", count, " elements, too many for a tensor");
   int64_t n = static_cast<int64_t>(count);
+  detail::checked_numel({n}, dt, "arange");
   if (n == 0) return empty({0}, dt, device);
   Tensor i = ramp(n, detail::dev_or_default(device));
   if (dt.is_float()) return (i.cast(dt) * step + start).cast(dt);

@@ -5,6 +5,7 @@
 // same thing as a one-hot (output x indexed axis) multiply-and-sum instead. Only the gradient, and
 // scatter (whose output is the whole tensor anyway), use a one-hot compare.
 #include <algorithm>
+#include <cmath>
 
 #include "lazy/lazybuffer.h"
 #include "shape/shapetracker.h"
@@ -16,15 +17,32 @@ namespace {
 
 using namespace indexing;
 
-// 0, 1, ..., n-1 as int32, shaped to lie along `dim` of a rank-`ndim` tensor.
+// 0, 1, ..., n-1 as int32 (int64 from 2^31 on), shaped to lie along `dim` of a rank-`ndim` tensor.
 Tensor iota_along(int64_t n, int dim, int ndim, const std::string& device) {
   Shape s(static_cast<size_t>(ndim), 1);
   s[static_cast<size_t>(dim)] = n;
-  return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device).reshape(s);
+  return Tensor::arange(0, static_cast<double>(n), 1, n > INT32_MAX ? dtypes::int64 : dtypes::int32, device).reshape(s);
 }
 
-// Negative indices count from the end of an axis of size n.
-Tensor wrap_negative(const Tensor& idx, int64_t n) { return (idx < 0).where(idx + n, idx); }
+// An integer index tensor as int32 or int64 with every entry's meaning kept, for an axis of size n: the
+// narrow types widen to int32, uint32 to int64, int64 stays; a uint64 entry is compared in its own type
+// first, and one past the axis (also one past int64's range) becomes n, which is as out of range. No
+// entry is ever narrowed onto a valid position.
+Tensor signed_index(const Tensor& idx, int64_t n) {
+  DType d = idx.dtype();
+  if (d == dtypes::int32 || d == dtypes::int64) return idx;
+  if (d == dtypes::uint64) {
+    Tensor in_axis = idx < detail::const_tensor({}, static_cast<double>(n), d, idx.device());
+    return in_axis.where(idx.cast(dtypes::int64), detail::const_tensor({}, static_cast<double>(n), dtypes::int64, idx.device()));
+  }
+  return idx.cast(d.itemsize() < 4 ? dtypes::int32 : dtypes::int64);
+}
+
+// Negative indices count from the end of an axis of size n (idx is int32 or int64; int64 when n needs it).
+Tensor wrap_negative(const Tensor& idx, int64_t n) {
+  Tensor i = n > INT32_MAX ? idx.cast(dtypes::int64) : idx;
+  return (i < 0).where(i + n, i);
+}
 
 // out = data gathered along `axis` by idx (int32, of the output's shape). The gradient of data is the
 // output's gradient summed into the rows it was read from: a one-hot compare-and-sum, whose cost is
@@ -52,7 +70,7 @@ struct Gather : Function {
 
 Tensor gather_along(const Tensor& data, int axis, const Tensor& idx) {
   if (idx.numel() == 0) return Tensor::zeros(idx.shape(), data.dtype(), data.device());
-  return Function::apply<Gather>({data, idx.cast(dtypes::int32)}, axis);
+  return Function::apply<Gather>({data, signed_index(idx, data.shape()[static_cast<size_t>(axis)])}, axis);
 }
 
 // Python's slice.indices(n): the first element, the step and the number of elements.
@@ -127,22 +145,26 @@ Tensor advanced_index(Tensor y, std::vector<int> dims, std::vector<Tensor> idxs)
   }
   int first = dims[0];
   Shape before(y.shape().begin(), y.shape().begin() + first), after(y.shape().begin() + first + static_cast<long>(k), y.shape().end());
-  // the linear index into the merged dims; an entry out of range in any dim points past the end
+  // the linear index into the merged dims; an entry out of range in any dim points past the end. It is
+  // int64 where the merged dims or an index need it.
   int64_t total = 1;
   for (size_t j = 0; j < k; j++) total *= y.shape()[static_cast<size_t>(first) + j];
-  Tensor lin = idxs[0].cast(dtypes::int32).expand(B);
+  for (size_t j = 0; j < k; j++) idxs[j] = signed_index(idxs[j], y.shape()[static_cast<size_t>(first) + j]);
+  Tensor lin = idxs[0].expand(B);
   if (k > 1) {
+    bool wide = total > INT32_MAX || std::any_of(idxs.begin(), idxs.end(), [](const Tensor& t) { return t.dtype() == dtypes::int64; });
+    DType lt = wide ? dtypes::int64 : dtypes::int32;
     Tensor ok = Tensor::full({}, 1, dtypes::bool_, y.device());
     int64_t stride = total;
-    lin = Tensor::full({}, 0, dtypes::int32, y.device());
+    lin = Tensor::full({}, 0, lt, y.device());
     for (size_t j = 0; j < k; j++) {
       int64_t n = y.shape()[static_cast<size_t>(first) + j];
       stride /= n;
-      Tensor w = wrap_negative(idxs[j].cast(dtypes::int32), n);
+      Tensor w = wrap_negative(idxs[j].cast(lt), n);
       ok = ok.bitwise_and((w >= 0).bitwise_and(w < n));
       lin = lin + w * stride;
     }
-    lin = ok.where(lin, Tensor::full({}, static_cast<double>(total), dtypes::int32, y.device())).expand(B);
+    lin = ok.where(lin, Tensor::full({}, static_cast<double>(total), lt, y.device())).expand(B);
   }
   Shape merged = before;
   merged.push_back(total);
@@ -160,26 +182,32 @@ Tensor advanced_index(Tensor y, std::vector<int> dims, std::vector<Tensor> idxs)
   return out.reshape(out_shape);
 }
 
-// A bool mask over dims d.. of y, as numpy and torch read it: the coordinates of its true entries, one
-// int32 tensor per masked dim. The output's shape depends on the data, so the mask is read on the host.
-std::vector<Tensor> mask_coordinates(const Tensor& mask, const Tensor& y, int d) {
-  TG_CHECK_AS(IndexError, d + mask.ndim() <= y.ndim(), "index: a bool mask of shape ", mask.shape(), " has more dims than are left in shape ", y.shape());
+// A bool mask over dims d.. of `shape`, as numpy and torch read it: the coordinates of its true entries,
+// one int tensor per masked dim (int64 for a dim of 2^31 or more). The output's shape depends on the
+// data, so the mask is read on the host.
+std::vector<Tensor> mask_coordinates(const Tensor& mask, const Shape& shape, int d, const char* op, const std::string& device) {
+  TG_CHECK_AS(IndexError, d + mask.ndim() <= static_cast<int>(shape.size()), op, ": a bool mask of shape ", mask.shape(),
+              " has more dims than are left in shape ", shape);
   for (int i = 0; i < mask.ndim(); i++)
-    TG_CHECK_AS(IndexError, mask.shape()[i] == y.shape()[d + i], "index: the bool mask of shape ", mask.shape(), " does not match dims ", d, ".. of ",
-             y.shape());
+    TG_CHECK_AS(IndexError, mask.shape()[i] == shape[d + i], op, ": the bool mask of shape ", mask.shape(), " does not match dims ", d,
+                ".. of ", shape);
   std::vector<bool> m = mask.tolist<bool>();
-  std::vector<std::vector<int32_t>> coords(static_cast<size_t>(mask.ndim()));
+  std::vector<std::vector<int64_t>> coords(static_cast<size_t>(mask.ndim()));
   for (size_t flat = 0; flat < m.size(); flat++) {
     if (!m[flat]) continue;
     size_t rest = flat;
     for (int i = mask.ndim() - 1; i >= 0; i--) {
       auto n = static_cast<size_t>(mask.shape()[i]);
-      coords[i].push_back(static_cast<int32_t>(rest % n));
+      coords[i].push_back(static_cast<int64_t>(rest % n));
       rest /= n;
     }
   }
   std::vector<Tensor> out;
-  for (auto& c : coords) out.push_back(Tensor(c, {static_cast<int64_t>(c.size())}, y.device()));
+  for (int i = 0; i < mask.ndim(); i++) {
+    Shape n{static_cast<int64_t>(coords[i].size())};
+    if (mask.shape()[i] > INT32_MAX) out.emplace_back(coords[i], n, device);
+    else out.emplace_back(std::vector<int32_t>(coords[i].begin(), coords[i].end()), n, device);
+  }
   return out;
 }
 
@@ -187,59 +215,247 @@ void check_index_tensor(const Tensor& t, const char* op) {
   TG_CHECK_AS(TypeError, t.dtype().is_int(), op, ": index tensors must be integers, got ", t.dtype().name(), " of shape ", t.shape());
 }
 
-}  // namespace
-
-Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
+// The indices as the walks below take them: an int (in range, not negative), a Slice, None, or an integer
+// index tensor on t's device, one per dim it indexes. Ellipsis becomes whole-dim slices and a bool mask
+// the coordinates of its true entries; everything is checked against the dims of t it applies to.
+std::vector<TensorIndex> resolve(const Tensor& t, const std::vector<TensorIndex>& indices, const char* op) {
   int consumed = 0, ellipses = 0;
   for (const TensorIndex& i : indices) {
     const auto& v = i.value();
     if (std::holds_alternative<EllipsisIndex>(v)) ellipses++;
-    else if (auto* t = std::get_if<Tensor>(&v); t && t->dtype().is_bool()) consumed += std::max(1, t->ndim());
+    else if (auto* m = std::get_if<Tensor>(&v); m && m->dtype().is_bool()) consumed += std::max(1, m->ndim());
     else if (!std::holds_alternative<NoneIndex>(v)) consumed++;
   }
-  TG_CHECK_AS(IndexError, ellipses <= 1, "index: an index can only have a single ellipsis");
-  TG_CHECK_AS(IndexError, consumed <= ndim(), "index: too many indices for tensor of shape ", shape(), ": ", consumed, " indices given");
+  TG_CHECK_AS(IndexError, ellipses <= 1, op, ": an index can only have a single ellipsis");
+  TG_CHECK_AS(IndexError, consumed <= t.ndim(), op, ": too many indices for tensor of shape ", t.shape(), ": ", consumed, " indices given");
+  std::vector<TensorIndex> out;
+  int td = 0;  // the dim of t the next index applies to
+  for (const TensorIndex& i : indices) {
+    const auto& v = i.value();
+    if (auto* n = std::get_if<int64_t>(&v)) {
+      int64_t size = t.shape()[td];
+      TG_CHECK_AS(IndexError, *n >= -size && *n < size, op, ": index ", *n, " is out of bounds for dimension ", td, " with size ", size,
+                  " (tensor of shape ", t.shape(), ")");
+      out.emplace_back(*n < 0 ? *n + size : *n);
+      td++;
+    } else if (std::holds_alternative<Slice>(v) || std::holds_alternative<NoneIndex>(v)) {
+      out.push_back(i);
+      td += std::holds_alternative<Slice>(v);
+    } else if (std::holds_alternative<EllipsisIndex>(v)) {
+      for (int k = 0; k < t.ndim() - consumed; k++, td++) out.emplace_back(Slice());
+    } else {
+      const Tensor& x = std::get<Tensor>(v);
+      if (x.dtype().is_bool()) {
+        TG_CHECK(x.ndim() > 0, op, ": a 0-dim bool mask is not supported");
+        for (Tensor& c : mask_coordinates(x, t.shape(), td, op, t.device())) out.emplace_back(c);
+        td += x.ndim();
+        continue;
+      }
+      check_index_tensor(x, op);
+      int64_t n = t.shape()[static_cast<size_t>(td)];
+      detail::check_index_range(x, -n, n, op, detail::cat("a dim of size ", n, " (tensor of shape ", t.shape(), ")"));
+      out.emplace_back(x.to(t.device()));
+      td++;
+    }
+  }
+  return out;
+}
+
+bool has_index_tensor(const std::vector<TensorIndex>& r) {
+  return std::any_of(r.begin(), r.end(), [](const TensorIndex& i) { return std::holds_alternative<Tensor>(i.value()); });
+}
+
+// The row-major flat position in t of each element that t.index(r) selects (r resolved, with index
+// tensors), laid out as Tensor::index lays the selection out; an entry out of range in its dim selects
+// t.numel(), a position past the end. Basic indices are arithmetic on the positions' strides and index
+// tensors contribute their values: nothing of t's size is made.
+Tensor flat_positions(const Tensor& t, const std::vector<TensorIndex>& r) {
+  struct Dim { int64_t size, stride; };
+  std::vector<Dim> dims;
+  int64_t stride = 1;
+  for (int i = t.ndim() - 1; i >= 0; i--) {
+    dims.insert(dims.begin(), Dim{t.shape()[i], stride});
+    stride *= t.shape()[i];
+  }
+  int64_t offset = 0;
+  size_t d = 0;
+  std::vector<size_t> tdims;
+  std::vector<Tensor> tidx;
+  for (const TensorIndex& i : r) {
+    const auto& v = i.value();
+    if (auto* p = std::get_if<int64_t>(&v)) {
+      offset += *p * dims[d].stride;
+      dims.erase(dims.begin() + static_cast<long>(d));
+    } else if (auto* s = std::get_if<Slice>(&v)) {
+      SliceRange sr = slice_range(*s, dims[d].size);
+      offset += sr.start * dims[d].stride;
+      dims[d] = {sr.len, dims[d].stride * sr.step};
+      d++;
+    } else if (std::holds_alternative<NoneIndex>(v)) {
+      dims.insert(dims.begin() + static_cast<long>(d++), Dim{1, 0});
+    } else {
+      tdims.push_back(d++);
+      tidx.push_back(std::get<Tensor>(v));
+    }
+  }
+  std::vector<Shape> shapes;
+  for (const Tensor& x : tidx) shapes.push_back(x.shape());
+  std::optional<Shape> B = detail::broadcast_shape(shapes);
+  TG_CHECK_AS(IndexError, B, "index_put: index tensors of these shapes cannot be broadcast together (tensor of shape ", t.shape(), ")");
+  // Tensor::index's layout: the broadcast index shape B in place of adjacent indexed dims, else first
+  bool adjacent = true;
+  for (size_t j = 1; j < tdims.size(); j++) adjacent &= tdims[j] == tdims[0] + j;
+  size_t b_at = adjacent ? tdims[0] : 0;
+  std::vector<Dim> rest;
+  for (size_t k = 0; k < dims.size(); k++)
+    if (std::find(tdims.begin(), tdims.end(), k) == tdims.end()) rest.push_back(dims[k]);
+  Shape out;
+  for (size_t k = 0; k < rest.size(); k++) out.push_back(rest[k].size);
+  out.insert(out.begin() + static_cast<long>(b_at), B->begin(), B->end());
+  auto rank = static_cast<int>(out.size());
+  DType pt = t.numel() > INT32_MAX ? dtypes::int64 : dtypes::int32;
+  Tensor pos = detail::const_tensor({}, static_cast<double>(offset), pt, t.device());
+  for (size_t k = 0; k < rest.size(); k++) {  // a plain dim: its coordinate times its stride
+    size_t at = k < b_at ? k : k + B->size();
+    pos = pos + iota_along(rest[k].size, static_cast<int>(at), rank, t.device()).cast(pt) *
+                    detail::const_tensor({}, static_cast<double>(rest[k].stride), pt, t.device());
+  }
+  Tensor ok = detail::const_tensor({}, 1, dtypes::bool_, t.device());
+  for (size_t j = 0; j < tidx.size(); j++) {  // an indexed dim: the index's value times its stride
+    int64_t n = dims[tdims[j]].size;
+    Tensor w = wrap_negative(signed_index(tidx[j], n), n);
+    // w's dims, right-aligned in B, at B's place among the output dims
+    Shape placed(b_at + B->size() - static_cast<size_t>(w.ndim()), 1);
+    placed.insert(placed.end(), w.shape().begin(), w.shape().end());
+    placed.resize(static_cast<size_t>(rank), 1);
+    ok = ok.bitwise_and((w >= 0).bitwise_and(w < n).reshape(placed));
+    // (an entry out of range may wrap here: `ok` replaces its position)
+    pos = pos + w.cast(pt).reshape(placed) * detail::const_tensor({}, static_cast<double>(dims[tdims[j]].stride), pt, t.device());
+  }
+  return ok.where(pos, detail::const_tensor({}, static_cast<double>(t.numel()), pt, t.device())).expand(out);
+}
+
+// index_put writes up to this many positions with a where each, more with scatter.
+constexpr int64_t kFewPositions = 16;
+
+// One dim of a basic selection: `count` elements from `start` every `step` (step may be negative); an int
+// index selects one and drops the dim (keep false).
+struct DimSel {
+  int64_t start = 0, step = 1, count = 0;
+  bool keep = true;
+};
+
+// x (one dim per dim of `full`, of the selection's counts) placed at the selection in the full shape,
+// the rest `fill`: strided slices through a reshape/pad/shrink, reversed ones through a flip.
+Tensor embed(Tensor x, const std::vector<DimSel>& sel, const Shape& full, double fill) {
+  for (size_t d = 0; d < sel.size(); d++) {
+    const DimSel& s = sel[d];
+    int64_t first = s.step > 0 ? s.start : s.start + (s.count - 1) * s.step, step = s.step > 0 ? s.step : -s.step;
+    if (s.step < 0) x = x.flip({static_cast<int>(d)});
+    if (step > 1) {  // (..., count, ...) -> (..., count, step, ...) padded -> (..., count*step, ...) -> first (count-1)*step+1
+      Shape sh = x.shape(), split = sh;
+      split.insert(split.begin() + static_cast<long>(d) + 1, 1);
+      std::vector<std::pair<int64_t, int64_t>> p(split.size(), {0, 0});
+      p[d + 1] = {0, step - 1};
+      x = x.reshape(split).pad(p, fill);
+      sh[d] = s.count * step;
+      x = x.reshape(sh);
+      auto b = full_bounds(x);
+      b[d] = {0, (s.count - 1) * step + 1};
+      x = x.shrink(b);
+    }
+    std::vector<std::pair<int64_t, int64_t>> p(full.size(), {0, 0});
+    p[d] = {first, full[d] - first - x.shape()[d]};
+    x = x.pad(p, fill);
+  }
+  return x;
+}
+
+// values broadcast (NumPy's rule: leading 1s added) to the selection's shape.
+Tensor broadcast_values(const Tensor& values, const Shape& shape, const Tensor& self) {
+  std::optional<Shape> b = detail::broadcast_shape({values.shape(), shape});
+  TG_CHECK(b && *b == shape, "index_put: values of shape ", values.shape(), " do not broadcast to the selection's shape ", shape,
+           " (tensor of shape ", self.shape(), ")");
+  Shape vs = values.shape();
+  vs.insert(vs.begin(), shape.size() - vs.size(), 1);
+  return values.reshape(vs).expand(shape);
+}
+
+}  // namespace
+
+Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
   Tensor y = *this;
   int d = 0;  // the dim of y the next index applies to
   std::vector<int> tdims;
   std::vector<Tensor> tidx;
-  for (const TensorIndex& i : indices) {
+  for (const TensorIndex& i : resolve(*this, indices, "index")) {
     const auto& v = i.value();
-    if (auto* n = std::get_if<int64_t>(&v)) {
-      int64_t size = y.shape()[d];
-      TG_CHECK_AS(IndexError, *n >= -size && *n < size, "index: index ", *n, " is out of bounds for dimension ", d, " with size ", size,
-               " (tensor of shape ", shape(), ")");
-      int64_t p = *n < 0 ? *n + size : *n;
+    if (auto* p = std::get_if<int64_t>(&v)) {
       auto b = full_bounds(y);
-      b[d] = {p, p + 1};
+      b[d] = {*p, *p + 1};
       y = y.shrink(b).squeeze(d);
     } else if (auto* s = std::get_if<Slice>(&v)) {
       y = take_slice(y, d, slice_range(*s, y.shape()[d]));
       d++;
     } else if (std::holds_alternative<NoneIndex>(v)) {
-      y = y.unsqueeze(d);
-      d++;
-    } else if (std::holds_alternative<EllipsisIndex>(v)) {
-      d += ndim() - consumed;
+      y = y.unsqueeze(d++);
     } else {
-      const Tensor& t = std::get<Tensor>(v);
-      if (t.dtype().is_bool()) {
-        TG_CHECK(t.ndim() > 0, "index: a 0-dim bool mask is not supported");
-        for (Tensor& c : mask_coordinates(t, y, d)) {
-          tdims.push_back(d++);
-          tidx.push_back(c);
-        }
-        continue;
-      }
-      check_index_tensor(t, "index");
-      int64_t n = y.shape()[static_cast<size_t>(d)];
-      detail::check_index_range(t, -n, n, "index", detail::cat("a dim of size ", n, " (tensor of shape ", shape(), ")"));
-      tdims.push_back(d);
-      tidx.push_back(t.to(device()));
-      d++;
+      tdims.push_back(d++);
+      tidx.push_back(std::get<Tensor>(v));
     }
   }
   return tidx.empty() ? y : advanced_index(y, tdims, tidx);
+}
+
+Tensor Tensor::index_put(const std::vector<TensorIndex>& indices, const Tensor& values) const {
+  TG_CHECK_AS(TypeError, values.dtype() == dtype(), "index_put: values of ", values.dtype().name(), " into a tensor of ", dtype().name(),
+              " (shape ", shape(), ")");
+  TG_CHECK(values.device() == device(), "index_put: values on ", values.device(), ", the tensor on ", device());
+  std::vector<TensorIndex> r = resolve(*this, indices, "index_put");
+  if (has_index_tensor(r)) {  // a write to the selection's flat positions
+    Tensor pos = flat_positions(*this, r);
+    int64_t m = pos.numel();
+    Tensor v = broadcast_values(values, pos.shape(), *this).reshape({m}), flat = reshape({numel()});
+    pos = pos.reshape({m});
+    if (m == 0) return *this;
+    if (m > kFewPositions) return flat.scatter(0, pos, v).reshape(shape());
+    // a few positions: one where each, in one kernel, the last one winning; no buffer of the scatter's
+    // one-hot bookkeeping (4 to 8 bytes a position of this tensor)
+    Tensor iota = Tensor::arange(0, static_cast<double>(numel()), 1, pos.dtype(), device());
+    for (int64_t j = 0; j < m; j++) {
+      Tensor at = pos.shrink({{j, j + 1}}).reshape({}), vj = v.shrink({{j, j + 1}}).reshape({});
+      flat = iota.eq(at).where(vj, flat);
+    }
+    return flat.reshape(shape());
+  }
+  // basic indices: the values and a mask placed at the selection by padding, one lazy where
+  std::vector<DimSel> sel;
+  Shape view;  // the selection's shape, None dims included
+  for (const TensorIndex& i : r) {
+    const auto& v = i.value();
+    if (auto* p = std::get_if<int64_t>(&v)) {
+      sel.push_back({*p, 1, 1, false});
+    } else if (auto* s = std::get_if<Slice>(&v)) {
+      SliceRange sr = slice_range(*s, shape()[sel.size()]);
+      sel.push_back({sr.start, sr.step, sr.len, true});
+      view.push_back(sr.len);
+    } else {
+      view.push_back(1);
+    }
+  }
+  for (size_t d = sel.size(); d < shape().size(); d++) {
+    sel.push_back({0, 1, shape()[d], true});
+    view.push_back(shape()[d]);
+  }
+  Tensor v = broadcast_values(values, view, *this);
+  Shape counts;
+  for (const DimSel& s : sel) {
+    if (s.count == 0) return *this;  // an empty selection writes nothing
+    counts.push_back(s.count);
+  }
+  v = v.reshape(counts);  // None dims dropped, int dims back as size 1
+  Tensor mask = detail::const_tensor(counts, 1, dtypes::bool_, device());
+  return embed(mask, sel, shape(), 0).where(embed(v, sel, shape(), 0), *this);
 }
 
 Tensor Tensor::operator[](int64_t i) const { return index({i}); }
@@ -268,12 +484,16 @@ Tensor scatter_impl(const Tensor& self, int d, const Tensor& index, const Tensor
   int64_t n = self.shape()[d], m = index.shape()[d];
   int r = self.ndim() + 1;
   // (..., m, n, ...): index entry m against self position n
-  Tensor hits = wrap_negative(index.cast(dtypes::int32), n).unsqueeze(d + 1).eq(iota_along(n, d + 1, r, self.device()));
-  Tensor mpos = iota_along(m, d, r, self.device());
-  Tensor last = hits.where(mpos, Tensor::full({}, -1, dtypes::int32, self.device())).max({d}, true);
+  Tensor hits = wrap_negative(signed_index(index, n), n).unsqueeze(d + 1).eq(iota_along(n, d + 1, r, self.device()));
+  // the last entry hitting each position, in the narrowest type that numbers the entries (a buffer the
+  // size of self: 1 byte a position for up to 127 entries)
+  DType lt = m < INT8_MAX ? dtypes::int8 : m < INT16_MAX ? dtypes::int16 : m < INT32_MAX ? dtypes::int32 : dtypes::int64;
+  Tensor mpos = iota_along(m, d, r, self.device()).cast(lt);
+  Tensor last = hits.where(mpos, detail::const_tensor({}, -1, lt, self.device())).max({d}, true);
   Tensor win = hits.bitwise_and(mpos.eq(last));
-  Tensor zero = Tensor::full({}, 0, src.dtype(), self.device());
-  Tensor val = win.where(src.unsqueeze(d + 1), zero).sum({d}).cast(self.dtype());
+  // one entry wins a position: a max in src's own dtype picks it (no wider accumulator, -0.0 kept)
+  Tensor lowest = detail::const_tensor({}, src.dtype().is_float() ? -INFINITY : src.dtype().min(), src.dtype(), self.device());
+  Tensor val = win.where(src.unsqueeze(d + 1), lowest).max({d});
   Tensor hit = (last >= 0).squeeze(d);
   // index covers self only up to its own sizes in the other dims
   std::vector<std::pair<int64_t, int64_t>> pad;

@@ -11,8 +11,10 @@ namespace tg {
 
 namespace {
 
-// 0..n-1 as int32.
-Tensor index_ramp(int64_t n, const std::string& device) { return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32, device); }
+// The int dtype of positions along an axis of n: int32, int64 from 2^31 on.
+DType position_dtype(int64_t n) { return n > INT32_MAX ? dtypes::int64 : dtypes::int32; }
+// 0..n-1 in position_dtype(n).
+Tensor index_ramp(int64_t n, const std::string& device) { return Tensor::arange(0, static_cast<double>(n), 1, position_dtype(n), device); }
 
 // The engine reduces only with ADD and MAX. A product is a tree of pairwise multiplies instead of
 // exp(sum(log)): exact for integers, and Mul's backward gives the exact gradient (the product of the
@@ -108,15 +110,17 @@ Tensor cum_scan(Cum op, const Tensor& t, int axis, const char* name) {
   return cum_last_axis(op, t.permute(order)).permute(inv);
 }
 
-// Index of the first true entry of `hit` along `a` (one exists), as int32.
+// Index of the first true entry of `hit` along `a` (one exists), as int32 (int64 for an axis of 2^31
+// entries or more, which int32 cannot number).
 Tensor first_index_of(const Tensor& hit, int a, bool keepdim) {
   int64_t n = hit.shape()[static_cast<size_t>(a)];
+  DType dt = position_dtype(n);
   Shape s(static_cast<size_t>(hit.ndim() - a), 1);
   s[0] = n;
   // entry i scores n - i where it hits: the largest score is the first index
-  Tensor score = (Tensor::full({}, static_cast<double>(n), dtypes::int32, hit.device()) - index_ramp(n, hit.device())).reshape(s);
-  Tensor scored = hit.cast(dtypes::int32) * score;
-  return (Tensor::full({}, static_cast<double>(n), dtypes::int32, hit.device()) - scored.max({a}, keepdim)).cast(dtypes::int32);
+  Tensor score = (Tensor::full({}, static_cast<double>(n), dt, hit.device()) - index_ramp(n, hit.device())).reshape(s);
+  Tensor scored = hit.cast(dt) * score;
+  return Tensor::full({}, static_cast<double>(n), dt, hit.device()) - scored.max({a}, keepdim);
 }
 
 Tensor arg_extreme(const Tensor& self, std::optional<int> axis, bool keepdim, bool largest, const char* name) {
@@ -238,6 +242,7 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int dim, bool largest) const {
   int a = norm_axis(dim, "topk");
   int64_t n = shape()[static_cast<size_t>(a)];
   TG_CHECK(k >= 0 && k <= n, "topk: k ", k, " out of range for dim ", dim, " of shape ", shape());
+  TG_CHECK(n <= INT32_MAX, "topk: dim ", dim, " of shape ", shape(), " has 2^31 entries or more, which its int32 indices cannot number");
   auto [order, inv] = axis_last(ndim(), a);
   Tensor x = permute(order);
   Shape s(static_cast<size_t>(ndim()), 1);

@@ -99,6 +99,15 @@ Tensor& Tensor::assign(const Tensor& x) {
   return *this;
 }
 
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) {
+  Tensor r = index_put(indices, values);
+  if (no_grad || !r.impl_->ctx) return assign(r);  // nothing to differentiate: a plain write
+  TG_CHECK(impl_->ctx || !requires_grad().value_or(false), "index_put_: a leaf tensor of shape ", shape(),
+           " that requires grad cannot be written in place (write under no_grad, or into a copy)");
+  impl_ = r.impl_;
+  return *this;
+}
+
 Tensor& Tensor::backward() {
   TG_CHECK(numel() == 1 && ndim() == 0, "backward: called on a tensor of shape ", shape(),
            "; it can only be called on a scalar unless a gradient is given");
