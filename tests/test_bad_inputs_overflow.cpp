@@ -73,6 +73,11 @@ TEST(BadInputsOverflow, FromHost) {
   float v = 1;
   expect_user_error([&] { (void)Tensor::from_host(&v, 1, {k32, k32}, dtypes::float32); }, "from_host", {kHuge});
 }
+TEST(BadInputsOverflow, FromHostNullPointer) {  // no data behind the pointer: an error, not a crash
+  expect_user_error([] { (void)Tensor::from_host(nullptr, 4, {4}, dtypes::float32); }, "from_host", {"null", "(4,)", "float32"});
+  expect_user_error([] { (void)Tensor::from_host(nullptr, 4, {2, 2}, dtypes::bool_); }, "from_host", {"null", "(2,2)", "bool"});
+  EXPECT_EQ(Tensor::from_host(nullptr, 0, {0, 3}, dtypes::int32).shape(), (Shape{0, 3}));  // nothing to read
+}
 TEST(BadInputsOverflow, FromHostNegativeDim) {
   float v = 1;
   expect_user_error([&] { (void)Tensor::from_host(&v, 1, {-1}, dtypes::float32); }, "from_host", {"(-1,)"});

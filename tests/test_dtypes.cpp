@@ -519,3 +519,29 @@ TEST(DtypeLoopVars, Int64RangesAndSpecialsRenderAsLongLong) {
   const int64_t s = int64_t{1} << 33;
   EXPECT_EQ(out, (std::vector<int64_t>{0, 1, s, s + 1, 2 * s, 2 * s + 1}));
 }
+
+// A bool is 0 or 1 after every op that makes one: a bitcast of any other byte reads as true (as torch's
+// view(torch.bool)) and is stored as 1, so `where`, `!`, `&` and the rest see a true bool.
+TEST(DtypeBool, EveryOpThatMakesABoolGivesZeroOrOne) {
+  Tensor bytes(std::vector<uint8_t>{0, 1, 2, 255}, {4});
+  Tensor b = bytes.bitcast(dtypes::bool_);
+  auto raw = [](const Tensor& t) {
+    EXPECT_EQ(t.dtype(), dtypes::bool_);
+    return t.bytes();
+  };
+  EXPECT_EQ(raw(b), (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(b.where(1.f, 0.f).tolist<float>(), (std::vector<float>{0, 1, 1, 1}));
+  EXPECT_EQ(raw(b.logical_not()), (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_EQ(raw(b.bitwise_and(Tensor({true, true, true, false}))), (std::vector<uint8_t>{0, 1, 1, 0}));
+  EXPECT_EQ(raw(b.bitwise_xor(Tensor({true, true, false, false}))), (std::vector<uint8_t>{1, 0, 1, 1}));
+  EXPECT_EQ(raw(b.bitwise_not()), (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_EQ(b.cast(dtypes::int32).tolist<int>(), (std::vector<int>{0, 1, 1, 1}));
+  EXPECT_EQ(b.sum().item<int>(), 3);
+  EXPECT_EQ(raw(Tensor(std::vector<int8_t>{-1, 0, 64}, {3}).bitcast(dtypes::bool_)), (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(raw(bytes.cast(dtypes::bool_)), (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(raw(Tensor({0.5f, -0.f, NAN}).cast(dtypes::bool_)), (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(raw(b.max()), (std::vector<uint8_t>{1}));
+  // the data given as bools is normalized on the way in, any nonzero byte true
+  uint8_t host[3] = {0, 7, 1};
+  EXPECT_EQ(raw(Tensor::from_host(host, 3, {3}, dtypes::bool_)), (std::vector<uint8_t>{0, 1, 1}));
+}

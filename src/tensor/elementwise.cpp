@@ -129,6 +129,8 @@ Tensor Tensor::bitcast(DType d) const {
   TG_CHECK(d.count == 1 && !d.ptr && d.scalar != Scalar::Void, "bitcast: cannot bitcast to ", d.name());
   TG_CHECK(d.itemsize() == dtype().itemsize(), "bitcast: ", dtype().name(), " and ", d.name(), " differ in size");
   if (d == dtype()) return *this;
+  // a bool holds 0 or 1 after every op: any other byte reads as true (as torch), so it is normalized
+  if (d.is_bool()) return (dtype() == dtypes::uint8 ? *this : bitcast(dtypes::uint8)).cast(d);
   return Function::apply<F::Cast>({*this}, d, true);
 }
 

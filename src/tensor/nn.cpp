@@ -88,8 +88,9 @@ Tensor Tensor::logsumexp(const std::vector<int>& axes, bool keepdim) const {
 
 Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& invstd,
                          int axis) const {
+  // as torch: a 0-d tensor has no channel axis (dims 0 and -1 name its element, not channels)
+  TG_CHECK_AS(IndexError, ndim() > 0, "batchnorm: input of shape () has no channel axis (axis ", axis, ", ", dtype().name(), ")");
   int a = norm_axis(axis, "batchnorm");
-  if (ndim() == 0) return reshape({1}).batchnorm(weight, bias, mean, invstd, 0).reshape({});  // one channel
   Shape s(static_cast<size_t>(ndim()), 1);
   s[static_cast<size_t>(a)] = shape()[static_cast<size_t>(a)];
   auto per_channel = [&](const Tensor& t, const char* what) {
@@ -105,6 +106,8 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
 }
 
 Tensor Tensor::layernorm(const std::vector<int>& axes, double eps) const {
+  // as torch: the normalized dims must exist (a 0-d tensor's dims 0 and -1 are not dims to normalize over)
+  TG_CHECK_AS(IndexError, ndim() > 0, "layernorm: input of shape () has no dims to normalize over (axes ", axes, ", ", dtype().name(), ")");
   std::vector<int> ax = detail::reduce_axes(*this, axes, true, "layernorm").first;
   Tensor y = *this - mean(ax, true);
   return y * (y * y).mean(ax, true).add(scalar_like(y, eps, dtypes::default_float)).sqrt().reciprocal();

@@ -37,6 +37,7 @@ Tensor Tensor::from_host(const void* data, size_t n, const Shape& shape, DType d
 Tensor Tensor::from_host(const void* data, size_t n, const Shape& shape, DType dtype, const std::string& device, const char* op) {
   int64_t numel = detail::checked_numel(shape, dtype, op);
   TG_CHECK(n == static_cast<uint64_t>(numel), op, ": ", n, " values do not fill shape ", shape, " (", dtype.name(), ")");
+  TG_CHECK(data || n == 0, op, ": no data (a null pointer) for ", n, " values of shape ", shape, " (", dtype.name(), ")");
   if (dtype.is_bool()) {  // any nonzero byte is true; a bool tensor holds exactly 0 or 1
     std::vector<uint8_t> b(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + n);
     for (uint8_t& v : b) v = v != 0;

@@ -331,3 +331,92 @@ def test_int_pow_negative_operator():
   # ** is .pow: the same error (it gave 0, 1/2 truncated, before 5f33c0f)
   with pytest.raises(ValueError, match="negative power"):
     Tensor([2]) ** -1
+
+
+# ---- 0-d inputs: every reduction and norm takes the axes torch takes, and refuses the rest ---------------
+# (torch treats a 0-d tensor as one element along dims 0 and -1; layer_norm and batch_norm refuse it)
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+_ZERO_DIM_OPS = {
+  "sum": (lambda t, a, k: t.sum(a, keepdim=k), lambda x, a, k: x.sum(a, keepdim=k)),
+  "prod": (lambda t, a, k: t.prod(a, keepdim=k), lambda x, a, k: x.prod(a, keepdim=k)),
+  "max": (lambda t, a, k: t.max(a, keepdim=k), lambda x, a, k: x.amax(a, keepdim=k)),
+  "min": (lambda t, a, k: t.min(a, keepdim=k), lambda x, a, k: x.amin(a, keepdim=k)),
+  "mean": (lambda t, a, k: t.mean(a, keepdim=k), lambda x, a, k: x.mean(a, keepdim=k)),
+  "var": (lambda t, a, k: t.var(a, keepdim=k), lambda x, a, k: x.var(a, keepdim=k)),
+  "std": (lambda t, a, k: t.std(a, keepdim=k), lambda x, a, k: x.std(a, keepdim=k)),
+  "any": (lambda t, a, k: t.any(a, keepdim=k), lambda x, a, k: x.bool().any(a, keepdim=k)),
+  "all": (lambda t, a, k: t.all(a, keepdim=k), lambda x, a, k: x.bool().all(a, keepdim=k)),
+  "argmax": (lambda t, a, k: t.argmax(a, keepdim=k), lambda x, a, k: x.argmax(a, keepdim=k)),
+  "argmin": (lambda t, a, k: t.argmin(a, keepdim=k), lambda x, a, k: x.argmin(a, keepdim=k)),
+  "logsumexp": (lambda t, a, k: t.logsumexp(a, keepdim=k), lambda x, a, k: x.logsumexp(a, keepdim=k)),
+  "cumsum": (lambda t, a, k: t.cumsum(a), lambda x, a, k: x.cumsum(a)),
+  # torch 1.13's cummax ignores the dim of a 0-d tensor (any dim passes); its dim rule is cumsum's
+  "cummax": (lambda t, a, k: t.cummax(a), lambda x, a, k: x.cumsum(a) * 0 + x.cummax(a).values),
+  "softmax": (lambda t, a, k: t.softmax(a), lambda x, a, k: x.softmax(a)),
+  "log_softmax": (lambda t, a, k: t.log_softmax(a), lambda x, a, k: x.log_softmax(a)),
+  "topk": (lambda t, a, k: t.topk(1, a)[0], lambda x, a, k: x.topk(1, a).values),
+  "layernorm": (lambda t, a, k: t.layernorm(a), lambda x, a, k: F.layer_norm(x, x.shape[a:] if x.ndim else (1,))),
+  "batchnorm": (lambda t, a, k: t.batchnorm(None, None, Tensor([1.0]), Tensor([2.0]), a),
+                lambda x, a, k: F.batch_norm(x, torch.tensor([1.0]), torch.tensor([0.25]), eps=0.0)),
+}
+
+
+@pytest.mark.parametrize("op", list(_ZERO_DIM_OPS))
+@pytest.mark.parametrize("axis", [0, -1, 1, -2])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_zero_dim_reductions_and_norms_follow_torch(op, axis, keepdim):
+  tg_fn, torch_fn = _ZERO_DIM_OPS[op]
+  try:
+    want = torch_fn(torch.tensor(3.0), axis, keepdim)
+  except (RuntimeError, IndexError, ValueError):
+    with pytest.raises((IndexError, ValueError, RuntimeError)):
+      tg_fn(Tensor(3.0), axis, keepdim).numpy()
+    return
+  got = tg_fn(Tensor(3.0), axis, keepdim)
+  assert got.shape == tuple(want.shape)
+  np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("layer", ["LayerNorm", "BatchNorm", "GroupNorm", "InstanceNorm", "RMSNorm"])
+def test_zero_dim_norm_layers_raise(layer):
+  from tg import nn
+  m = {"LayerNorm": lambda: nn.LayerNorm(1), "BatchNorm": lambda: nn.BatchNorm(1), "GroupNorm": lambda: nn.GroupNorm(1, 1),
+       "InstanceNorm": lambda: nn.InstanceNorm(1), "RMSNorm": lambda: nn.RMSNorm(1)}[layer]()
+  with pytest.raises((ValueError, IndexError)):
+    m(Tensor(3.0)).numpy()
+
+
+# ---- index tensors of any integer type keep their values; bools are 0 or 1 after every op -------------------
+
+def test_int64_index_past_2e32_is_out_of_range():
+  t = Tensor([10.0, 20.0, 30.0])
+  idx = np.array([2**32 + 1, -(2**32) + 1, 1, -1], dtype=np.int64)
+  np.testing.assert_equal(t[Tensor(idx)].numpy(), [0.0, 0.0, 20.0, 30.0])
+  np.testing.assert_equal(t[idx].numpy(), [0.0, 0.0, 20.0, 30.0])
+  np.testing.assert_equal(t[Tensor(np.array([2**64 - 1, 2], dtype=np.uint64))].numpy(), [0.0, 30.0])
+  with tg.Context(CHECK_INDEX=1):
+    with pytest.raises(IndexError, match="index -4294967295 out of range"):
+      t[Tensor(idx)]
+    with pytest.raises(IndexError, match="index 4294967297 out of range"):
+      t[Tensor(idx[:1])]
+
+
+def test_bitcast_to_bool_reads_any_nonzero_byte_as_true():
+  b = Tensor(np.array([0, 1, 2, 255], dtype=np.uint8)).bitcast(dtypes.bool)
+  np.testing.assert_equal(b.where(1.0, 0.0).numpy(), [0.0, 1.0, 1.0, 1.0])
+  np.testing.assert_equal(b.numpy(), [False, True, True, True])
+  assert bytes(b.numpy().view(np.uint8)) == b"\x00\x01\x01\x01"  # stored as 0 or 1
+  want = torch.tensor([0, 1, 2, 255], dtype=torch.uint8).view(torch.bool)
+  np.testing.assert_equal(b.logical_not().numpy(), (~want).numpy())
+  s = Tensor(np.array([-1, 0, 64], dtype=np.int8)).bitcast(dtypes.bool)
+  np.testing.assert_equal((s & Tensor([True, True, True])).numpy(), [True, False, True])
+
+
+def test_trig_of_large_arguments_match_numpy():
+  x = np.array([3000.5, -12345.25, 999999.0, 65536.0, 1e6 - 0.0625], dtype=np.float32)
+  for name in ("sin", "cos", "tan"):
+    want = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(getattr(Tensor(x), name)().numpy(), want, rtol=3e-7, atol=0, err_msg=name)

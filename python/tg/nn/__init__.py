@@ -76,7 +76,7 @@ class BatchNorm:
   updates are lazy assigns: an optimizer given get_parameters(model) realizes them with each step; if not,
   the next training call realizes the previous ones first, so their graph never grows past one step."""
   def __init__(self, sz: int, eps: float = 1e-5, affine: bool = True, track_running_stats: bool = True, momentum: float = 0.1):
-    self.eps, self.track_running_stats, self.momentum = eps, track_running_stats, momentum
+    self.sz, self.eps, self.track_running_stats, self.momentum = sz, eps, track_running_stats, momentum
     self.weight, self.bias = (Tensor.ones(sz), Tensor.zeros(sz)) if affine else (None, None)
     self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int, requires_grad=False)
     if track_running_stats: self.running_mean, self.running_var = Tensor.zeros(sz, requires_grad=False), Tensor.ones(sz, requires_grad=False)
@@ -90,6 +90,7 @@ class BatchNorm:
     return mean, (y * y).mean(axis=axes)
 
   def __call__(self, x: Tensor) -> Tensor:
+    _check_channels("BatchNorm", x, self.sz)
     mean, var = self.calc_stats(x)
     if self.track_running_stats and Tensor.training:
       self.running_mean.realize(self.running_var, self.num_batches_tracked)  # the previous step's updates, if still pending
@@ -122,6 +123,10 @@ class LayerNorm2d(LayerNorm):
   def __call__(self, x: Tensor) -> Tensor: return super().__call__(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
 
+def _check_channels(layer: str, x: Tensor, channels: int):
+  if x.ndim < 2 or x.shape[1] != channels: raise ValueError(f"{layer}: expected input of shape (N, {channels}, ...), got {x.shape}")
+
+
 def _channel_affine(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor]) -> Tensor:
   if weight is None: return x
   shape = (1, -1, *[1] * (x.ndim - 2))
@@ -135,6 +140,7 @@ class GroupNorm:
     self.weight, self.bias = (Tensor.ones(num_channels), Tensor.zeros(num_channels)) if affine else (None, None)
 
   def __call__(self, x: Tensor) -> Tensor:
+    _check_channels("GroupNorm", x, self.num_channels)
     x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
     return _channel_affine(x, self.weight, self.bias)
 
@@ -146,6 +152,7 @@ class InstanceNorm:
     self.weight, self.bias = (Tensor.ones(num_features), Tensor.zeros(num_features)) if affine else (None, None)
 
   def __call__(self, x: Tensor) -> Tensor:
+    _check_channels("InstanceNorm", x, self.num_features)
     x = x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps).reshape(x.shape)
     return _channel_affine(x, self.weight, self.bias)
 
@@ -157,7 +164,10 @@ class RMSNorm:
 
   def _norm(self, x: Tensor) -> Tensor: return x * (x.square().mean(-1, keepdim=True) + self.eps).rsqrt()
 
-  def __call__(self, x: Tensor) -> Tensor: return self._norm(x.float()).cast(x.dtype) * self.weight
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim == 0 or x.shape[-1] != self.weight.shape[0]:
+      raise ValueError(f"RMSNorm: expected input of shape (..., {self.weight.shape[0]}), got {x.shape}")
+    return self._norm(x.float()).cast(x.dtype) * self.weight
 
 
 class Embedding:
