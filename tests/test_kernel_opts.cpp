@@ -55,7 +55,7 @@ std::vector<double> run(const ScheduleItem& si, const std::vector<Opt>& opts) {
   }
   std::vector<uint8_t> zero(bufs[0]->nbytes(), 0xAB);  // garbage first: a missed store shows
   bufs[0]->copyin(zero.data());
-  runner->exec(bufs, true);
+  runner->exec(bufs, {}, true);
   std::vector<uint8_t> raw(bufs[0]->nbytes());
   bufs[0]->copyout(raw.data());
   std::vector<double> out(bufs[0]->size);
@@ -530,7 +530,7 @@ std::vector<float> run_ast(const UOpPtr& ast, const std::vector<float>& x, size_
   out.allocate();
   in.allocate();
   in.copyin(x.data());
-  runner->exec({&out, &in}, true);
+  runner->exec({&out, &in}, {}, true);
   std::vector<float> r(nout);
   out.copyout(r.data());
   return r;

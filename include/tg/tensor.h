@@ -55,7 +55,11 @@ class Tensor {
   Tensor& backward(const Tensor& gradient);
   Tensor detach() const;                     // same data, cut from the graph
   // In place: this tensor (and every handle to it) now holds x's data. Shapes, dtypes and devices must
-  // match. Used by optimizers and load_state_dict.
+  // match. When this tensor is realized (a whole buffer), the kernel that computes x writes it into that
+  // buffer (tinygrad's ASSIGN): optimizer steps, BatchNorm's running stats and TinyJit replays update the
+  // same memory. Kernels that read the old values in the same realize run first; a graph built before
+  // the assign that reads the old values after it ran is a tg::Error (they are gone). An unrealized
+  // tensor simply becomes x.
   Tensor& assign(const Tensor& x);
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   // Scopes: NoGradGuard turns graph building off; Tensor::training is read by dropout and BatchNorm.

@@ -1,11 +1,14 @@
 #include "engine/realize.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <deque>
+#include <future>
 #include <list>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,14 +31,14 @@ static void print_stats(const Runner& r, double et, int64_t count_before, size_t
               static_cast<double>(r.op_estimate) / t / 1e9, static_cast<double>(r.mem_estimate) / t / 1e9);
 }
 
-double CompiledRunner::exec(const std::vector<Buffer*>& bufs, bool wait) {
+double CompiledRunner::exec(const std::vector<Buffer*>& bufs, const std::vector<int64_t>& var_vals, bool wait) {
   std::vector<void*> ptrs;
   ptrs.reserve(bufs.size());
   for (Buffer* b : bufs) ptrs.push_back(b->ptr());
-  return (*program)(ptrs, {}, kernel.global_size, kernel.local_size, wait);
+  return (*program)(ptrs, var_vals, kernel.global_size, kernel.local_size, wait);
 }
 
-double BufferCopy::exec(const std::vector<Buffer*>& bufs, bool wait) {
+double BufferCopy::exec(const std::vector<Buffer*>& bufs, const std::vector<int64_t>&, bool wait) {
   Buffer& dest = *bufs[0];
   Buffer& src = *bufs[1];
   TG_ASSERT(dest.size == src.size && dest.dtype == src.dtype, "buffer copy mismatch");
@@ -50,6 +53,39 @@ double BufferCopy::exec(const std::vector<Buffer*>& bufs, bool wait) {
   if (!wait) return 0;
   Device::get(dest.device).synchronize();
   return now_s() - st;
+}
+
+double BufferSwap::exec(const std::vector<Buffer*>& bufs, const std::vector<int64_t>&, bool) {
+  bufs[0]->swap_memory(*bufs[1]);
+  return 0;
+}
+
+namespace {
+thread_local std::vector<ExecItem>* g_capture = nullptr;
+}  // namespace
+
+CaptureScope::CaptureScope(std::vector<ExecItem>* sink) {
+  TG_ASSERT(!g_capture, "CaptureScope: scopes do not nest");
+  g_capture = sink;
+}
+CaptureScope::~CaptureScope() { g_capture = nullptr; }
+bool capturing() { return g_capture != nullptr; }
+
+double ExecItem::run(bool wait) const {
+  std::vector<Buffer*> raw;
+  raw.reserve(bufs.size());
+  for (const auto& b : bufs) raw.push_back(&b->allocate());
+  int64_t count = GlobalCounters::kernel_count;
+  double et = prg->exec(raw, var_vals, wait || DEBUG >= 2);
+  if (prg->is_kernel) {
+    GlobalCounters::kernel_count++;
+    GlobalCounters::global_ops += prg->op_estimate;
+    GlobalCounters::global_mem += prg->mem_estimate;
+    GlobalCounters::time_sum_s += et;
+  }
+  print_stats(*prg, et, count, raw.size());
+  if (g_capture) g_capture->push_back(*this);
+  return et;
 }
 
 namespace {
@@ -118,6 +154,7 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::strin
   runner->program = dev.program(name, lib);
   runner->display_name = name;
   runner->device = device;
+  runner->is_kernel = true;
   runner->op_estimate = k.estimate_ops();
   runner->mem_estimate = k.estimate_mem();
   runner->program->set_work_hint(runner->op_estimate);
@@ -151,6 +188,62 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpP
   return runner;
 }
 
+// ---- lowering ---------------------------------------------------------------------------------------
+
+namespace {
+std::shared_ptr<Runner> buffer_runner(Runner* r, const std::string& name, const ScheduleItem& si) {
+  std::shared_ptr<Runner> p(r);
+  p->device = si.bufs[0]->device;
+  size_t nb = si.bufs[0]->nbytes();
+  p->display_name = name + " " + std::to_string(nb) + ", " + si.bufs[0]->device + " <- " + si.bufs[1]->device;
+  p->mem_estimate = static_cast<int64_t>(nb);
+  return p;
+}
+
+// The kernels of a schedule whose runners are not built yet are built in parallel first (a compiler
+// process per core); under BEAM they are built in order, as each search times kernels on the device.
+void prebuild(const std::vector<ScheduleItem>& schedule, std::vector<std::vector<Buffer*>>& bufs) {
+  if (BEAM >= 1) return;
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < schedule.size(); i++)
+    if (schedule[i].is_kernel()) todo.push_back(i);
+  size_t workers = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  if (workers < 2) return;
+  std::atomic<size_t> next{0};
+  std::vector<std::future<void>> done;
+  for (size_t w = 0; w < workers; w++)
+    done.push_back(std::async(std::launch::async, [&] {
+      for (size_t j; (j = next.fetch_add(1)) < todo.size();) {
+        const ScheduleItem& si = schedule[todo[j]];
+        get_runner(si.outputs[0]->device, si.ast, &bufs[todo[j]], si.n_outputs);
+      }
+    }));
+  for (auto& f : done) f.get();  // rethrows a compile error
+}
+}  // namespace
+
+std::vector<ExecItem> lower_schedule(const std::vector<ScheduleItem>& schedule) {
+  std::vector<std::vector<Buffer*>> bufs;
+  for (const ScheduleItem& si : schedule) {
+    bufs.emplace_back();
+    for (auto& b : si.bufs) bufs.back().push_back(&b->allocate());
+  }
+  prebuild(schedule, bufs);
+  std::vector<ExecItem> items;
+  for (size_t i = 0; i < schedule.size(); i++) {
+    const ScheduleItem& si = schedule[i];
+    if (si.ast->op == Ops::EMPTY) continue;  // allocated above: nothing to run
+    ExecItem ei;
+    ei.bufs = si.bufs;
+    if (si.is_kernel()) ei.prg = get_runner(si.outputs[0]->device, si.ast, &bufs[i], si.n_outputs);
+    else if (si.ast->op == Ops::COPY) ei.prg = buffer_runner(new BufferCopy(), "copy", si);
+    else if (si.ast->op == Ops::ASSIGN) ei.prg = buffer_runner(new BufferSwap(), "assign", si);
+    else TG_ASSERT(false, "lower_schedule: cannot lower ", op_name(si.ast->op));
+    items.push_back(std::move(ei));
+  }
+  return items;
+}
+
 // ---- the command queue ----------------------------------------------------------------------------
 
 std::vector<QueueItem>& CommandQueue::queue(const std::string& device) {
@@ -159,7 +252,7 @@ std::vector<QueueItem>& CommandQueue::queue(const std::string& device) {
   return q_.emplace_back(device, std::vector<QueueItem>{}).second;
 }
 
-CommandQueue::CommandQueue(std::vector<ScheduleItem> schedule) {
+CommandQueue::CommandQueue(std::vector<ExecItem> items) {
   auto add_sync_item = [&](const std::string& device) {
     auto& q = queue(device);
     if (!q.empty())
@@ -188,47 +281,11 @@ CommandQueue::CommandQueue(std::vector<ScheduleItem> schedule) {
     sync->waiters++;
     q.emplace_back(WaitItem{sync});
   };
-  for (auto& si : schedule) {
-    std::string device = si.outputs[0]->device;
-    if (si.ast->op == Ops::COPY) {
-      add_wait_item(device, add_sync_item(si.bufs[1]->device));
-      queue(device).emplace_back(CopyItem{std::move(si)});
-      continue;
-    }
-    queue(device).emplace_back(std::move(si));
+  for (auto& ei : items) {
+    std::string device = ei.bufs[0]->device;
+    if (dynamic_cast<BufferCopy*>(ei.prg.get())) add_wait_item(device, add_sync_item(ei.bufs[1]->device));
+    queue(device).emplace_back(std::move(ei));
   }
-}
-
-static void finish(ScheduleItem& si) {
-  for (auto& o : si.outputs) o->mark_realized();
-}
-
-static void exec_item(ScheduleItem& si) {
-  std::vector<Buffer*> bufs;
-  for (auto& b : si.bufs) {
-    if (!b->is_allocated()) b->allocate();
-    bufs.push_back(b.get());
-  }
-  if (si.is_kernel()) {
-    auto runner = get_runner(si.outputs[0]->device, si.ast, &bufs, si.n_outputs);
-    bool wait = DEBUG >= 2;
-    int64_t count = GlobalCounters::kernel_count;
-    double et = runner->exec(bufs, wait);
-    GlobalCounters::kernel_count++;
-    GlobalCounters::global_ops += runner->op_estimate;
-    GlobalCounters::global_mem += runner->mem_estimate;
-    GlobalCounters::time_sum_s += et;
-    print_stats(*runner, et, count, bufs.size());
-  } else if (si.ast->op == Ops::COPY) {
-    BufferCopy copy;
-    copy.device = bufs[0]->device;
-    size_t nb = bufs[0]->nbytes();
-    copy.display_name = "copy " + std::to_string(nb) + ", " + bufs[0]->device + " <- " + bufs[1]->device;
-    copy.mem_estimate = static_cast<int64_t>(nb);
-    double et = copy.exec(bufs, DEBUG >= 2);
-    print_stats(copy, et, GlobalCounters::kernel_count, bufs.size());
-  }
-  finish(si);
 }
 
 void CommandQueue::operator()(std::vector<std::string>* trace) {
@@ -271,22 +328,35 @@ void CommandQueue::operator()(std::vector<std::string>* trace) {
         continue;
       }
       log(device, "WAIT");
-    } else if (auto* c = std::get_if<CopyItem>(&it)) {
-      exec_item(c->si);
-      log(device, "COPY");
     } else {
-      auto& si = std::get<ScheduleItem>(it);
-      exec_item(si);
-      log(device, si.is_kernel() ? "KERNEL" : op_name(si.ast->op));
+      const ExecItem& ei = std::get<ExecItem>(it);
+      ei.run();
+      log(device, ei.prg->is_kernel ? "KERNEL" : dynamic_cast<BufferCopy*>(ei.prg.get()) ? "COPY" : "ASSIGN");
     }
     active.push_back(device);
   }
   for (auto& [d, dq] : q) TG_ASSERT(dq.empty(), "command queue for ", d, " did not drain");
 }
 
+namespace {
+// After a schedule ran: its outputs are realized (they drop their sources), and each assign's commit
+// settles the LazyBuffers: the ASSIGN now names the target's Buffer (which holds the new values), and the
+// target keeps the old values (the memory the commit traded away) if anything still holds it.
+void finish(const ScheduleItem& si) {
+  if (si.ast->op != Ops::ASSIGN) {
+    for (auto& o : si.outputs) o->mark_realized();
+    return;
+  }
+  const LBPtr &a = si.outputs[0], &target = si.outputs[1];
+  a->buffer = si.bufs[0];
+  if (target.use_count() > 1) target->buffer = si.bufs[1];  // something still reads the old values
+}
+}  // namespace
+
 void run_schedule(std::vector<ScheduleItem> schedule) {
-  CommandQueue queue(std::move(schedule));
+  CommandQueue queue(lower_schedule(schedule));
   queue();
+  for (const ScheduleItem& si : schedule) finish(si);
 }
 
 std::recursive_mutex& realize_lock() {

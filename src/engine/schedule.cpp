@@ -48,7 +48,7 @@ struct Graph {
 // gather's data (read by a loaded address), forced realizes.
 void buffer_rules(LazyBuffer* b, Graph& g) {
   if (b->forced_realize) g.realizes.insert(b);
-  if (b->op == Ops::EMPTY || b->op == Ops::COPY || b->op == Ops::CONTIGUOUS) g.realizes.insert(b);
+  if (b->op == Ops::EMPTY || b->op == Ops::COPY || b->op == Ops::CONTIGUOUS || b->op == Ops::ASSIGN) g.realizes.insert(b);
   if (b->op == Ops::COPY || b->op == Ops::INDEX) g.realizes.insert(b->srcs[0]->base());
 }
 
@@ -186,6 +186,7 @@ class AstBuilder {
     const LazyBuffer* b = f.buf;
     switch (b->op) {
       case Ops::INDEX: return {{b->srcs[1].get(), f.st}, {b->srcs[2].get(), f.st}};  // offset, valid
+      case Ops::ASSIGN: return {{b->srcs[0].get(), f.st}};  // the value (srcs[1] names the target)
       case Ops::REDUCE_AXIS: {
         // fuse only when the kernel reads the reduce's result elementwise, and it is the kernel's one reduce
         ShapeTracker s = f.st.simplify();
@@ -214,7 +215,7 @@ class AstBuilder {
       UOpPtr dview = view_uop(data->st.shrink(pin).expand(b->shape()) + f.st);
       keep_.push_back(dview);
       ret = UOp::make(Ops::LOAD, b->dtype, {define_global(const_cast<LazyBuffer*>(data->base())), dview, f.srcs[0], f.srcs[1]});
-    } else if (b->op == Ops::CONTIGUOUS) {
+    } else if (b->op == Ops::CONTIGUOUS || b->op == Ops::ASSIGN) {
       ret = f.srcs[0];
     } else {
       ret = UOp::make(b->op, b->dtype, f.srcs, b->arg);
@@ -307,6 +308,21 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     }
   }
   for (auto& [b, si] : items) TG_ASSERT(done.count(b), "scheduled item not reachable from outputs");
+  // Each ASSIGN's commit, once everything has read what it needs: the target's Buffer takes the new values.
+  // A target that is itself assigned earlier in this schedule commits first, into the same Buffer.
+  std::vector<ScheduleItem> commits;
+  for (const ScheduleItem& si : schedule) {
+    const LBPtr& a = si.outputs[0];
+    if (a->op != Ops::ASSIGN) continue;
+    LazyBuffer* target = a->srcs[1]->base();
+    while (!target->realized() && target->op == Ops::ASSIGN) target = target->srcs[1]->base();
+    ScheduleItem c;
+    c.ast = UOp::make(Ops::ASSIGN, a->dtype, {}, {});
+    c.bufs = {target->buffer, a->buffer};
+    c.outputs = {a, a->srcs[1]->base_ptr()};
+    commits.push_back(std::move(c));
+  }
+  for (ScheduleItem& c : commits) schedule.push_back(std::move(c));
   return schedule;
 }
 

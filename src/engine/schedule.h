@@ -11,6 +11,11 @@
 // Padding pushed down through an op with f(0) != 0 (exp, log, reciprocal, division, negation) is
 // made explicit in the AST: WHERE(valid, op(...), 0), so the padded area holds 0, as a pad means.
 // A buffer with no elements gets an EMPTY item (allocated, nothing computed).
+// An ASSIGN (an in-place update, lazy/lazybuffer.h) is a kernel into a buffer of its own, then, at the end
+// of the schedule, a commit item: ast ASSIGN, bufs {target's Buffer, the new values' Buffer}, outputs
+// {the ASSIGN, the target}. The two Buffers trade memory, so the target's Buffer object (what tensors,
+// optimizers and TinyJit plans hold) has the new values; the old values stay with the target LazyBuffer
+// if anything still reads it.
 // Everything here is iterative: graphs may be millions of ops deep.
 #pragma once
 #include <memory>
@@ -23,7 +28,7 @@ namespace tg {
 
 struct ScheduleItem {
   // A kernel: SINK(STORE(DEFINE_GLOBAL 0, VIEW, value)) over LOAD/CONST/ALU/REDUCE_AXIS. Or a
-  // single COPY / EMPTY node for buffer operations.
+  // single COPY / EMPTY / ASSIGN (an assign's commit) node for buffer operations.
   UOpPtr ast;
   std::vector<std::shared_ptr<Buffer>> bufs;  // outputs first, then inputs in DEFINE_GLOBAL order
   size_t n_outputs = 1;

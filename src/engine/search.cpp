@@ -57,7 +57,7 @@ Kernel final_choice(const std::vector<Kernel>& candidates, const std::string& de
   const int turns = 7;
   for (int t = 0; t < turns; t++)
     for (size_t i = 0; i < runners.size(); i++)
-      if (runners[i]) best[i] = std::min(best[i], runners[i]->exec(bufs, true));
+      if (runners[i]) best[i] = std::min(best[i], runners[i]->exec(bufs, {}, true));
   size_t w = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
   if (DEBUG >= 2)
     for (size_t i = 0; i < finalists.size(); i++)
@@ -119,7 +119,7 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
     // the best of 3 runs; fewer when it is far slower than the best: no need to time it well
     auto time_of = [&](const std::shared_ptr<CompiledRunner>& r, double best) {
       double t = std::numeric_limits<double>::infinity();
-      for (int i = 0; r && i < 3 && (i == 0 || t <= 10 * best); i++) t = std::min(t, r->exec(run_bufs, true));
+      for (int i = 0; r && i < 3 && (i == 0 || t <= 10 * best); i++) t = std::min(t, r->exec(run_bufs, {}, true));
       return t;
     };
     std::vector<Candidate> beam;

@@ -145,6 +145,17 @@ LBPtr LazyBuffer::cast(DType d, bool bitcast) const {
   return metaop(bitcast ? Ops::BITCAST : Ops::CAST, shape(), d, device, {}, {std::const_pointer_cast<LazyBuffer>(shared_from_this())});
 }
 
+// A realized buffer, or one an earlier ASSIGN writes (assigns chain on one buffer), seen whole.
+bool LazyBuffer::can_assign() const {
+  const LazyBuffer* b = base();
+  return (b->realized() || b->op == Ops::ASSIGN) && b->buffer && st.contiguous() && prod(shape()) == prod(b->shape());
+}
+
+LBPtr LazyBuffer::assign(const LBPtr& x) const {
+  TG_ASSERT(can_assign() && x->shape() == shape() && x->dtype == dtype && x->device == device, "assign: bad target or value");
+  return metaop(Ops::ASSIGN, shape(), dtype, device, {}, {x, base_ptr()});  // the value, then the target
+}
+
 LBPtr LazyBuffer::copy_to_device(const std::string& dev) const {
   if (dev == device) return std::const_pointer_cast<LazyBuffer>(shared_from_this());
   // the COPY source must be a contiguous buffer of its own; make it one if it is a view

@@ -40,6 +40,14 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   // constant: n*v, v or v^n (reduce_repeated's exact values) with no kernel; nullptr for anything else.
   LBPtr fold_reduce(Ops op, const std::vector<int>& axes) const;
   LBPtr cast(DType dtype, bool bitcast = false) const;
+  // tinygrad's ASSIGN: x's values end up in this tensor's Buffer (the same Buffer object, so whatever
+  // holds it, an optimizer's parameter or a TinyJit's plan, sees the update). The kernel computes x into
+  // a buffer of its own (so it may read the old values anywhere), and when the schedule has run, the
+  // two buffers trade memory (engine/schedule.h): the target's Buffer holds the new values, and the old
+  // values stay with the LazyBuffer that had them if anything still reads it. A whole, contiguous view
+  // of a realized buffer, or of one an earlier ASSIGN writes, can be assigned (can_assign()).
+  LBPtr assign(const LBPtr& x) const;
+  bool can_assign() const;
   LBPtr copy_to_device(const std::string& device) const;
   LBPtr contiguous() const;
   LBPtr reshape(const Shape& s) const;

@@ -317,6 +317,13 @@ Buffer& Buffer::allocate() {
   return *this;
 }
 
+void Buffer::swap_memory(Buffer& other) {
+  TG_ASSERT(device == other.device && size == other.size && dtype == other.dtype && ptr_ && other.ptr_, "swap_memory: ", device, " ",
+            size, " x ", dtype.name(), " with ", other.device, " ", other.size, " x ", other.dtype.name());
+  std::swap(ptr_, other.ptr_);
+  std::swap(allocator_, other.allocator_);
+}
+
 void Buffer::copyin(const void* host) {
   allocate();
   allocator_->copyin(ptr_, host, nbytes());

@@ -118,6 +118,8 @@ class Buffer {
   void* ptr() const { return ptr_; }
   void copyin(const void* host);  // nbytes() from host memory
   void copyout(void* host) const; // nbytes() into host memory
+  // Trades memory with another allocated buffer of the same device, size and dtype (an assign's commit).
+  void swap_memory(Buffer& other);
   size_t nbytes() const { return size * static_cast<size_t>(dtype.itemsize()); }
   const std::string device;
   const size_t size;

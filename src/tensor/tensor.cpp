@@ -96,7 +96,16 @@ Tensor& Tensor::assign(const Tensor& x) {
   TG_CHECK(x.shape() == shape(), "assign: shape ", x.shape(), " does not match ", shape());
   TG_CHECK_AS(TypeError, x.dtype() == dtype(), "assign: dtype ", x.dtype().name(), " does not match ", dtype().name());
   TG_CHECK(x.device() == device(), "assign: device ", x.device(), " does not match ", device());
-  impl_->lazydata = x.lazydata();
+  const LBPtr& t = lazydata();
+  LBPtr v = x.lazydata();
+  if (v == t) return *this;
+  if (!t->can_assign()) {  // nothing realized to write into (yet): this tensor now is x
+    impl_->lazydata = v;
+    return *this;
+  }
+  // in place: the kernel that computes x writes this tensor's buffer (a view of that buffer is copied first)
+  if (v->base()->buffer == t->base()->buffer && !(v->st == ShapeTracker::from_shape(v->shape()))) v = v->contiguous();
+  impl_->lazydata = t->assign(v);
   return *this;
 }
 
