@@ -15,12 +15,13 @@ struct Error : std::runtime_error { using std::runtime_error::runtime_error; };
 struct InternalError : std::logic_error { using std::logic_error::logic_error; };
 
 // Kinds of user mistake, for callers that tell them apart (the Python module raises IndexError, TypeError,
-// RuntimeError, OSError for these and ValueError for any other tg::Error). Each is a tg::Error: `catch (tg::Error&)`
+// RuntimeError (also for JitError), OSError for these and ValueError for any other tg::Error). Each is a tg::Error: `catch (tg::Error&)`
 // catches them all.
 struct IndexError : Error { using Error::Error; };    // an index, axis or dim out of range
 struct TypeError : Error { using Error::Error; };     // an argument of the wrong dtype or kind
 struct RuntimeError : Error { using Error::Error; };  // the system failed (the compiler, a device), not a value
 struct IOError : RuntimeError { using RuntimeError::RuntimeError; };  // a file could not be opened, read or written
+struct JitError : Error { using Error::Error; };      // a TinyJit cannot capture or replay this call (tg/jit.h)
 
 namespace detail {
 template <class T> void put(std::ostringstream& os, const T& v) { os << v; }

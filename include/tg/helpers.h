@@ -47,8 +47,18 @@ struct GlobalCounters {
   static inline int64_t global_ops = 0;    // estimated FLOPs executed
   static inline int64_t global_mem = 0;    // estimated bytes moved by kernels
   static inline double time_sum_s = 0;     // kernel time, when measured (DEBUG>=2)
-  static inline int64_t mem_used = 0;      // bytes currently allocated on devices
-  static void reset() { kernel_count = global_ops = global_mem = 0; time_sum_s = 0; }
+  static inline int64_t mem_used = 0;      // bytes currently allocated on devices (freed buffers kept for reuse too)
+  static inline int64_t mem_live = 0;      // bytes of the Buffers that hold memory now
+  static inline int64_t mem_peak = 0;      // the most mem_live has been since the last reset
+  // the engine's work, for seeing that a TinyJit replay does none of it
+  static inline int64_t schedules = 0;     // create_schedule calls
+  static inline int64_t lowered = 0;       // ScheduleItems lowered to ExecItems
+  static inline int64_t compiles = 0;      // kernels rendered and handed to a compiler (a disk-cache hit counts too)
+  static void reset() {
+    kernel_count = global_ops = global_mem = schedules = lowered = compiles = 0;
+    time_sum_s = 0;
+    mem_peak = mem_live;
+  }
 };
 
 // 64-bit FNV-1a of a string, for cache keys and hash-consing.

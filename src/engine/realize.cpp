@@ -144,6 +144,7 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::strin
   // The name comes from the AST alone (not from which kernels came first), so the same AST renders
   // the same source in every process and the compiler's disk cache hits.
   std::string name = k.name();
+  std::atomic_ref<int64_t>(GlobalCounters::compiles).fetch_add(1);  // BEAM builds candidates from several threads
   auto uops = timed_stage("linearize", name, [&] { return k.linearize(); });
   if (DEBUG >= 5)
     for (size_t i = 0; i < uops.size(); i++) std::printf("%4zu %-14s %-10s %s\n", i, op_name(uops[i]->op), uops[i]->dtype.name().c_str(), arg_str(uops[i]->arg).c_str());
@@ -230,6 +231,7 @@ std::vector<ExecItem> lower_schedule(const std::vector<ScheduleItem>& schedule) 
   }
   prebuild(schedule, bufs);
   std::vector<ExecItem> items;
+  GlobalCounters::lowered += static_cast<int64_t>(schedule.size());
   for (size_t i = 0; i < schedule.size(); i++) {
     const ScheduleItem& si = schedule[i];
     if (si.ast->op == Ops::EMPTY) continue;  // allocated above: nothing to run

@@ -232,6 +232,7 @@ class AstBuilder {
 }  // namespace
 
 std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
+  GlobalCounters::schedules++;
   Graph g;
   walk(outs, g);
   LBSet out_bases;

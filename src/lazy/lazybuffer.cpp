@@ -38,6 +38,14 @@ LBPtr LazyBuffer::from_host(const void* data, const Shape& shape, DType dtype) {
   return lb;
 }
 
+LBPtr LazyBuffer::from_buffer(std::shared_ptr<Buffer> buffer, const Shape& shape) {
+  TG_ASSERT(buffer && buffer->is_allocated() && static_cast<int64_t>(buffer->size) == prod(shape), "from_buffer: ", shape_str(shape));
+  auto lb = std::make_shared<LazyBuffer>(buffer->device, ShapeTracker::from_shape(shape), buffer->dtype, nullptr);
+  lb->op = Ops::EMPTY;
+  lb->buffer = std::move(buffer);
+  return lb;
+}
+
 LBPtr LazyBuffer::cnst(double value, DType dtype, const std::string& device, const Shape& shape) {
   return cnst_arg(dtype.is_float() ? Arg{value} : Arg{UOp::cnst(dtype, value)->const_int()}, dtype, device, shape);
 }

@@ -25,6 +25,8 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   static LBPtr metaop(Ops op, const Shape& shape, DType dtype, const std::string& device, Arg arg = {},
                       std::vector<LBPtr> srcs = {});
   static LBPtr from_host(const void* data, const Shape& shape, DType dtype);  // realized, on "EXT"
+  // Realized: an allocated Buffer seen as `shape` (TinyJit's outputs on a replay).
+  static LBPtr from_buffer(std::shared_ptr<Buffer> buffer, const Shape& shape);
   static LBPtr cnst(double value, DType dtype, const std::string& device, const Shape& shape);  // CONST, expanded
   static LBPtr cnst_arg(Arg value, DType dtype, const std::string& device, const Shape& shape);  // exact value
   LBPtr const_like(double value) const { return cnst(value, dtype, device, shape()); }
@@ -56,6 +58,8 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   LBPtr pad(const std::vector<std::pair<int64_t, int64_t>>& arg) const;
   LBPtr shrink(const std::vector<std::pair<int64_t, int64_t>>& arg) const;
   LBPtr flip(const std::vector<bool>& axes) const;
+  // This buffer's base seen through `st` (the base itself when st is the whole base, contiguous).
+  LBPtr view(const ShapeTracker& st) const;
   // A data-dependent load (an INDEX op): out[..., j, ...] = this[..., idx[..., j, ...], ...] along `axis`.
   // idx is int32 or int64 and has the output's shape, which is this shape except along `axis`. Negative entries
   // count from the end; entries still out of range read 0. The work is proportional to the output.
@@ -89,7 +93,6 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   ~LazyBuffer();  // iterative: a graph of any depth is dropped without deep recursion
  private:
   LBPtr base_;  // set for views
-  LBPtr view(const ShapeTracker& st) const;
   LBPtr reduce_op(Ops op, const std::vector<int>& axes) const;  // one REDUCE_AXIS (r() may split in two)
 };
 

@@ -121,10 +121,10 @@ BatchNorm::BatchNorm(int64_t sz, double eps, bool affine, bool track_running_sta
   if (affine) {
     register_affine(*this, Shape{sz}, weight, bias);
   }
-  if (track_running_stats) {  // state, not parameters
-    running_mean = register_tensor("running_mean", Tensor::zeros({sz}).requires_grad_(false));
-    running_var = register_tensor("running_var", Tensor::ones({sz}).requires_grad_(false));
-    num_batches_tracked = register_tensor("num_batches_tracked", Tensor::zeros({}, dtypes::int64).requires_grad_(false));
+  if (track_running_stats) {  // state, not parameters: buffers (a constant would stay one: 0 + 1 folds to 1)
+    running_mean = register_tensor("running_mean", Tensor::zeros({sz}).contiguous().requires_grad_(false));
+    running_var = register_tensor("running_var", Tensor::ones({sz}).contiguous().requires_grad_(false));
+    num_batches_tracked = register_tensor("num_batches_tracked", Tensor::zeros({}, dtypes::int64).contiguous().requires_grad_(false));
   }
 }
 

@@ -304,8 +304,17 @@ std::string Device::DEFAULT() {
 Buffer::Buffer(std::string device_, size_t size_, DType dtype_)
     : device(std::move(device_)), size(size_), dtype(dtype_) {}
 
+// The bytes Buffers hold, and their peak (GlobalCounters::mem_live, mem_peak).
+static void count_live(int64_t delta) {
+  int64_t now = std::atomic_ref<int64_t>(GlobalCounters::mem_live).fetch_add(delta) + delta;
+  std::atomic_ref<int64_t> peak(GlobalCounters::mem_peak);
+  for (int64_t p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {}
+}
+
 Buffer::~Buffer() {
-  if (ptr_) allocator_->free(ptr_, nbytes());
+  if (!ptr_) return;
+  allocator_->free(ptr_, nbytes());
+  count_live(-static_cast<int64_t>(nbytes()));
 }
 
 Buffer& Buffer::allocate() {
@@ -314,6 +323,7 @@ Buffer& Buffer::allocate() {
   ptr_ = a.alloc(nbytes());
   TG_ASSERT(ptr_ != nullptr, "allocator of ", device, " returned null for ", nbytes(), " bytes");
   allocator_ = &a;
+  count_live(static_cast<int64_t>(nbytes()));
   return *this;
 }
 

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cmath>
 
+#include "lazy/lazybuffer.h"
 #include "shape/shapetracker.h"
+#include "tensor/capture.h"
 #include "tensor/internal.h"
 
 namespace tg {
@@ -61,10 +63,15 @@ Tensor random_bits(int64_t numel, const std::string& device) {
   int64_t half = (numel + 1) / 2;
   TG_CHECK(half <= (int64_t{1} << 32), "rand: ", numel, " elements exceed the generator's 2^33 per call");
   // key and call number come in a small buffer, not as kernel constants, so every call with the same
-  // shape reuses one compiled kernel
-  uint64_t seed = g_seed;
-  std::vector<uint32_t> state{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), g_calls++};
-  Tensor st = Tensor(state, {3}, device);
+  // shape reuses one compiled kernel; a TinyJit replay refreshes the buffer, so its numbers advance too
+  auto state = [] {
+    uint64_t seed = g_seed;
+    return std::vector<uint32_t>{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), g_calls++};
+  };
+  std::vector<uint32_t> now = state();
+  LBPtr host = LazyBuffer::from_host(now.data(), {3}, dtypes::uint32);
+  detail::on_replay([buf = host->buffer, state] { buf->copyin(state().data()); });
+  Tensor st(host->copy_to_device(detail::dev_or_default(device)));
   Tensor k0 = st.shrink({{0, 1}}).reshape({}), k1 = st.shrink({{1, 2}}).reshape({}), call = st.shrink({{2, 3}}).reshape({});
   auto [w0, w1] = threefry2x32(iota(half, device), call, k0, k1);
   // each counter gives two words: the first half of the output, then the second

@@ -10,6 +10,7 @@
 #include "engine/schedule.h"
 #include "lazy/lazybuffer.h"
 #include "runtime/device.h"
+#include "tensor/capture.h"
 #include "tensor/function.h"
 #include "tensor/internal.h"
 #include "uop/exec_alu.h"
@@ -199,6 +200,7 @@ std::vector<uint8_t> Tensor::bytes() const {
 }
 
 void Tensor::read(void* out, DType as) const {
+  detail::refuse_host_read_in_capture("item()/tolist()/numpy()/bytes()");
   Tensor t = contiguous();
   t.realize();
   const LazyBuffer* base = t.lazydata()->base();

@@ -78,8 +78,10 @@ class BatchNorm:
   def __init__(self, sz: int, eps: float = 1e-5, affine: bool = True, track_running_stats: bool = True, momentum: float = 0.1):
     self.sz, self.eps, self.track_running_stats, self.momentum = sz, eps, track_running_stats, momentum
     self.weight, self.bias = (Tensor.ones(sz), Tensor.zeros(sz)) if affine else (None, None)
-    self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int, requires_grad=False)
-    if track_running_stats: self.running_mean, self.running_var = Tensor.zeros(sz, requires_grad=False), Tensor.ones(sz, requires_grad=False)
+    # state as buffers: a constant would stay one (0 + 1 folds to 1), and assign updates a buffer in place
+    self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int, requires_grad=False).contiguous()
+    if track_running_stats:
+      self.running_mean, self.running_var = Tensor.zeros(sz, requires_grad=False).contiguous(), Tensor.ones(sz, requires_grad=False).contiguous()
 
   def calc_stats(self, x: Tensor) -> Tuple[Tensor, Tensor]:
     """The (mean, var) this call normalizes by."""
