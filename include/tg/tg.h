@@ -3,6 +3,8 @@
 #include "tg/dtype.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
+#include "tg/jit.h"
+#include "tg/progress.h"
 #include "tg/tensor.h"
 #include "tg/nn.h"
 #include "tg/optim.h"

@@ -28,6 +28,7 @@ void bind_tensor_ops(py::class_<tg::Tensor>& cls);                    // tensor_
 void bind_tensor_operators(py::class_<tg::Tensor>& cls);              // tensor_operators.cpp: + - * / ... and in-place forms
 void bind_tensor_index(py::class_<tg::Tensor>& cls);                  // tensor_index.cpp: __getitem__ / __setitem__
 void bind_nn(py::module_& m);        // nn.cpp: optimizers, safetensors, datasets
+void bind_jit(py::module_& m);       // jit.cpp: the C++ TinyJit (python/tg/jit.py is the decorator)
 
 // ---- conversions (convert.cpp) -------------------------------------------------------------------------
 // A tg DType, or a dtype name ("float32"); TypeError otherwise.

@@ -63,7 +63,22 @@ void bind_helpers(py::module_& m) {
       .def_property_static("time_sum_s", [](py::object) { return tg::GlobalCounters::time_sum_s; },
                            [](py::object, double v) { tg::GlobalCounters::time_sum_s = v; })
       .def_property_readonly_static("mem_used", [](py::object) { return tg::GlobalCounters::mem_used; })
+      .def_property_readonly_static("mem_live", [](py::object) { return tg::GlobalCounters::mem_live; })
+      .def_property_readonly_static("mem_peak", [](py::object) { return tg::GlobalCounters::mem_peak; })
+      .def_property_readonly_static("schedules", [](py::object) { return tg::GlobalCounters::schedules; })
+      .def_property_readonly_static("lowered", [](py::object) { return tg::GlobalCounters::lowered; })
+      .def_property_readonly_static("compiles", [](py::object) { return tg::GlobalCounters::compiles; })
       .def_static("reset", &tg::GlobalCounters::reset);
+
+  py::class_<tg::ProgressBar>(m, "_ProgressBar", "The C++ progress bar (tg/progress.h); tg.helpers.tqdm wraps it")
+      .def(py::init([](int64_t total, const std::string& desc) { return std::make_unique<tg::ProgressBar>(total, desc); }), py::arg("total"),
+           py::arg("desc") = "")
+      .def("update", &tg::ProgressBar::update, py::arg("n") = 1)
+      .def("set_postfix", &tg::ProgressBar::set_postfix, py::arg("text"))
+      .def("set_description", &tg::ProgressBar::set_description, py::arg("desc"))
+      .def("close", &tg::ProgressBar::close)
+      .def_property_readonly("rate", &tg::ProgressBar::rate)
+      .def("line", &tg::ProgressBar::line);
 
   py::class_<tg::Device>(m, "Device", "The device registry: Device.DEFAULT, Device.canonicalize(name)")
       .def_property_readonly_static("DEFAULT", [](py::object) { return tg::Device::DEFAULT(); })

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_tg, m) {
   tgpy::bind_tensor_operators(tensor);
   tgpy::bind_tensor_index(tensor);
   tgpy::bind_nn(m);
+  tgpy::bind_jit(m);
 }

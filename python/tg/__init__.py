@@ -8,5 +8,6 @@ from tg.tensor import Tensor                                    # noqa: F401
 from tg.dtype import dtypes, DType                              # noqa: F401
 from tg.helpers import Context, GlobalCounters, getenv          # noqa: F401
 from tg.device import Device                                    # noqa: F401
+from tg.jit import TinyJit, JitError                            # noqa: F401
 
-__all__ = ["Tensor", "dtypes", "DType", "Context", "GlobalCounters", "getenv", "Device"]
+__all__ = ["Tensor", "dtypes", "DType", "Context", "GlobalCounters", "getenv", "Device", "TinyJit", "JitError"]

@@ -9,7 +9,7 @@ import functools
 import operator
 import os
 
-from tg._tg import Context, ContextVar, GlobalCounters, context_var  # noqa: F401
+from tg._tg import Context, ContextVar, GlobalCounters, _ProgressBar, context_var  # noqa: F401
 
 DEBUG, BEAM, NOOPT, CACHELEVEL, GRAPH, CHECK_INDEX = (context_var(k) for k in ("DEBUG", "BEAM", "NOOPT", "CACHELEVEL", "GRAPH", "CHECK_INDEX"))
 
@@ -43,5 +43,32 @@ def argfix(*x):
   return x
 
 
-__all__ = ["Context", "ContextVar", "GlobalCounters", "getenv", "prod", "dedup", "flatten", "argfix",
+class tqdm:
+  """tinygrad's tqdm over the C++ progress bar (include/tg/progress.h): iterate it, or update() it by hand.
+  On a terminal the line is redrawn in place; otherwise plain lines, at most one a second."""
+  def __init__(self, iterable=None, desc: str = "", total=None):
+    self.iterable = iterable
+    self.total = total if total is not None else (len(iterable) if iterable is not None else 0)
+    self._bar = _ProgressBar(self.total, desc)
+  def __iter__(self):
+    try:
+      for x in self.iterable:
+        yield x
+        self._bar.update(1)
+    finally:
+      self.close()
+  def update(self, n: int = 1): self._bar.update(n)
+  def set_description(self, desc: str = ""): self._bar.set_description(desc)
+  def set_postfix_str(self, text: str = ""): self._bar.set_postfix(text)
+  def close(self): self._bar.close()
+  def __enter__(self): return self
+  def __exit__(self, *exc): self.close()
+
+
+def trange(n: int, **kwargs) -> tqdm:
+  """tqdm(range(n))."""
+  return tqdm(range(n), total=n, **kwargs)
+
+
+__all__ = ["Context", "ContextVar", "GlobalCounters", "getenv", "prod", "dedup", "flatten", "argfix", "tqdm", "trange",
            "DEBUG", "BEAM", "NOOPT", "CACHELEVEL", "GRAPH", "CHECK_INDEX"]

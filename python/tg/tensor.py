@@ -4,6 +4,7 @@
 grad mode: setting them in one Python thread does not change another's). `Tensor.train(mode=True)` and
 `Tensor.test(mode=True)` set them for a `with` block or a decorated function, as tinygrad's do.
 """
+import functools
 from contextlib import ContextDecorator
 
 from tg._tg import Tensor
@@ -23,7 +24,13 @@ class _test(ContextDecorator):
   def __exit__(self, *exc): Tensor.no_grad = self.prev
 
 
+def _sequential(self, ll):
+  """self through each callable of ll in turn (tinygrad's Tensor.sequential)."""
+  return functools.reduce(lambda x, f: f(x), ll, self)
+
+
 Tensor.train = _train
 Tensor.test = _test
+Tensor.sequential = _sequential
 
 __all__ = ["Tensor"]

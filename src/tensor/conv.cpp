@@ -119,21 +119,16 @@ PoolArgs pool_args(const Tensor& x, const std::vector<int64_t>& kernel_size, con
 
 }  // namespace
 
-Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, const std::vector<int64_t>& stride,
-                      const std::vector<int64_t>& dilation, const std::vector<int64_t>& padding) const {
-  const char* op = "conv2d";
-  TG_CHECK(weight.ndim() >= 3 && ndim() == weight.ndim(), op, ": input ", shape(), " (", dtype().name(), ") and weight ", weight.shape(),
-           " (", weight.dtype().name(), ") need the same rank, (N, C, *spatial) and (Cout, C/groups, *kernel) with 1+ spatial dims");
-  TG_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
-  int64_t bs = shape()[0], cin_ = shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
-  TG_CHECK(cin * groups == cin_, op, ": input ", shape(), " has ", cin_, " channels but weight ", weight.shape(), " with groups=", groups,
-           " expects ", cin * groups);
-  TG_CHECK(cout % groups == 0, op, ": groups=", groups, " does not divide the ", cout, " output channels of weight ", weight.shape());
-  if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ",)");
+namespace {
+
+// The convolution of an already padded input x (N, groups*C, *spatial) by w (Cout, C, *kernel): the windows
+// of x (pool) times w, summed over C and the kernel. Differentiable through its views (used as is for
+// groups > 1).
+Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups, const Shape& s, const Shape& d, const char* op) {
+  int64_t bs = x_padded.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
   Shape hw(weight.shape().begin() + 2, weight.shape().end());
   size_t n = hw.size();
-  Tensor x = pool(pad2d(padding_pairs(padding, n, op)), hw, per_dim(stride, n, op, "stride"),
-                  per_dim(dilation, n, op, "dilation"), op);  // (bs, groups*cin, *oyx, *hw)
+  Tensor x = pool(x_padded, hw, s, d, op);  // (bs, groups*cin, *oyx, *hw)
   int64_t rcout = cout / groups;
   Shape oyx(x.shape().begin() + 2, x.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
   auto shape_of = [&](Shape head, const Shape& mid, Shape tail) {
@@ -148,8 +143,74 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(4 + n + j));
   x = x.reshape(xs).expand(xe).permute(order);  // (bs, groups, rcout, *oyx, cin, *hw)
   Tensor w = weight.reshape(shape_of({1, groups, rcout}, Shape(n, 1), shape_of({cin}, hw, {})));
-  Tensor ret = (x * w).sum(last_axes(n + 1)).reshape(shape_of({bs, cout}, oyx, {}));
-  return bias ? ret + bias->reshape(shape_of({1, cout}, Shape(n, 1), {})) : ret;
+  return (x * w).sum(last_axes(n + 1)).reshape(shape_of({bs, cout}, oyx, {}));
+}
+
+// A convolution (one group) of a padded input as one Function: forward is conv_windows, and backward is
+// two more convolutions through the same path, which the kernel heuristics handle as well as any forward
+// conv: dx a transposed conv of dy by w, dw a conv of x by dy (batch and channels swapped, the stride
+// and dilation trading places). The gradients of the sliding-window views themselves would be sums
+// over overlapping windows, an order of magnitude slower.
+struct Conv : Function {
+  Conv(Shape s, Shape d) : s(std::move(s)), d(std::move(d)) {}
+  Shape s, d;
+  LBPtr x, w;
+  LBPtr forward(const std::vector<LBPtr>& xs) override {
+    x = xs[0], w = xs[1];
+    return conv_windows(Tensor(x, false), Tensor(w, false), 1, s, d, "conv2d").lazydata();
+  }
+  std::vector<LBPtr> backward(const LBPtr& g_) override {
+    Tensor g(g_, false), tx(x, false), tw(w, false);
+    size_t n = s.size();
+    Shape k(tw.shape().begin() + 2, tw.shape().end()), in(tx.shape().begin() + 2, tx.shape().end()), out(g.shape().begin() + 2, g.shape().end());
+    LBPtr dx, dw;
+    if (needs_input_grad[0]) {
+      // the transposed conv covers the rows the windows reached; output_padding adds those the stride skipped
+      std::vector<int64_t> extra;
+      for (size_t j = 0; j < n; j++) extra.push_back(in[j] - ((out[j] - 1) * s[j] + d[j] * (k[j] - 1) + 1));
+      bool any = std::any_of(extra.begin(), extra.end(), [](int64_t e) { return e > 0; });
+      dx = g.conv_transpose2d(tw, std::nullopt, 1, s, d, {0}, any ? extra : std::vector<int64_t>{0}).lazydata();
+    }
+    if (needs_input_grad[1]) {
+      // dw[o, c, *k] = sum over (batch, *out) of dy[b, o, *out] x[b, c, out*s + k*d]: a conv of x seen as
+      // (C, N, *in) by dy seen as (O, N, *out), stride d and dilation s, cropped to the kernel
+      std::vector<int> swap{1, 0};
+      for (size_t j = 0; j < n; j++) swap.push_back(static_cast<int>(2 + j));
+      Tensor r = tx.permute(swap).conv2d(g.permute(swap), std::nullopt, 1, d, s, {0});  // (C, O, *k')
+      std::vector<std::pair<int64_t, int64_t>> crop{{0, r.shape()[0]}, {0, r.shape()[1]}};
+      for (size_t j = 0; j < n; j++) crop.emplace_back(0, k[j]);
+      dw = r.shrink(crop).permute(swap).lazydata();
+    }
+    return {dx, dw};
+  }
+};
+
+}  // namespace
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, const std::vector<int64_t>& stride,
+                      const std::vector<int64_t>& dilation, const std::vector<int64_t>& padding) const {
+  const char* op = "conv2d";
+  TG_CHECK(weight.ndim() >= 3 && ndim() == weight.ndim(), op, ": input ", shape(), " (", dtype().name(), ") and weight ", weight.shape(),
+           " (", weight.dtype().name(), ") need the same rank, (N, C, *spatial) and (Cout, C/groups, *kernel) with 1+ spatial dims");
+  TG_CHECK(groups > 0, op, ": groups must be positive, got ", groups);
+  int64_t cin_ = shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
+  TG_CHECK(cin * groups == cin_, op, ": input ", shape(), " has ", cin_, " channels but weight ", weight.shape(), " with groups=", groups,
+           " expects ", cin * groups);
+  TG_CHECK(cout % groups == 0, op, ": groups=", groups, " does not divide the ", cout, " output channels of weight ", weight.shape());
+  if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ",)");
+  size_t n = static_cast<size_t>(weight.ndim() - 2);
+  Shape s = per_dim(stride, n, op, "stride"), d = per_dim(dilation, n, op, "dilation");
+  Tensor xp = pad2d(padding_pairs(padding, n, op));
+  auto one_group = [&] {
+    Shape hw(weight.shape().begin() + 2, weight.shape().end());
+    (void)pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
+    DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
+    return Function::apply<Conv>({xp.cast(dt), weight.cast(dt)}, s, d);
+  };
+  Tensor ret = groups == 1 ? one_group() : conv_windows(xp, weight, groups, s, d, op);
+  Shape bshape{1, cout};
+  bshape.insert(bshape.end(), n, 1);
+  return bias ? ret + bias->reshape(bshape) : ret;
 }
 
 Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, const std::vector<int64_t>& stride,

@@ -50,8 +50,11 @@ Signature signature_of(const Tensor& t) {
   return {lb->st, lb->dtype, lb->device, lb->base()->buffer->size};
 }
 
-std::string describe(const Signature& s) {
-  return detail::cat("shape ", s.st.shape(), " view ", s.st.str(), " ", s.dtype.name(), " on ", s.device, " (a buffer of ", s.buffer_size, ")");
+// How s differs from the capture's c, in words.
+std::string describe(const Signature& s, const Signature& c) {
+  std::string v = s.st.shape() == c.st.shape() && !(s.st == c.st) ? " seen through " + s.st.str() : "";
+  std::string b = s.buffer_size != c.buffer_size ? detail::cat(" (a view of ", s.buffer_size, " elements)") : "";
+  return detail::cat("shape ", s.st.shape(), " ", s.dtype.name(), " on ", s.device, v, b);
 }
 
 }  // namespace
@@ -265,7 +268,7 @@ void TinyJit::State::check_inputs(const std::vector<Tensor>& in) const {
   for (size_t i = 0; i < in.size(); i++) {
     Signature s = signature_of(in[i]);
     bool same = s.st == inputs[i].st && s.dtype == inputs[i].dtype && s.device == inputs[i].device && s.buffer_size == inputs[i].buffer_size;
-    TG_CHECK_AS(JitError, same, name, ": argument ", i, " is ", describe(s), ", captured as ", describe(inputs[i]),
+    TG_CHECK_AS(JitError, same, name, ": argument ", i, " is ", describe(s, inputs[i]), ", captured as ", describe(inputs[i], s),
                 "; a TinyJit replays one shape, view, dtype and device per argument (reset() it, or use another TinyJit)");
   }
 }
