@@ -463,6 +463,41 @@ TEST(KernelOpts, ConvHeuristics) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
 }
 
+// A conv whose output rows are 20 wide would make 4-float vectors along them: conv2d packs the weights with
+// the output channels contiguous, and the heuristics tile by channels (16-float vectors of weights, the
+// image's columns as broadcast rows, stores lane by lane). (The weights here are packed already, so the
+// schedule is the conv alone.)
+TEST(KernelOpts, ChannelTileForNarrowConvRows) {
+  std::mt19937 rng(11);
+  Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
+  Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  ScheduleItem si = kernel_of(x.conv2d(w));
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 5)")) << opts;  // 2 vectors of channels x 5 columns
+  ASSERT_GE(k.vector_dim(), 0);
+  EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], 16);
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  EXPECT_THAT(src, HasSubstr("*(const float32x16*)")) << src;  // the weights, as whole vectors
+  expect_close(run(si, k.applied_opts()), run(si, {}), "channel tile " + opts);
+}
+
+// The weight gradient's shape (a conv of x by dy, batch and channels swapped): a long reduce over the
+// batch and the image, blocked so that each block of dy stays in the cache for every tile of outputs.
+TEST(KernelOpts, ChannelTileBlocksALongReduce) {
+  std::mt19937 rng(12);
+  Tensor x = rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32);
+  Tensor dy = rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  ScheduleItem si = kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16)")) << opts;
+  EXPECT_THAT(opts, HasSubstr("BLOCK(0, ")) << opts;
+  expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
+}
+
 // A large output written once is stored around the caches (non-temporal vector stores, then a fence),
 // by plain stores where the address is not aligned to the vector; smaller outputs are plain.
 TEST(KernelOpts, StreamingStores) {

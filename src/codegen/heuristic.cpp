@@ -1,4 +1,7 @@
 // The default optimizations (tinygrad's hand_coded_optimizations, for a CPU with vector registers):
+//  - when the output's contiguous dim makes short vectors, a reduce whose loads broadcast gets a channel
+//    tile instead: lanes along a dim a load has contiguous (a conv's packed weights), rows along one that
+//    load broadcasts;
 //  - a reduce whose loads broadcast along output dims (matmul, conv) gets a register tile: the output
 //    dim that is contiguous in the output becomes vector lanes (twice, when it divides), an output dim
 //    along which the vector-loaded operand is reused is upcast up to 8, and the reduce is unrolled by 4
@@ -20,6 +23,12 @@ namespace {
 // the largest power of two <= cap that divides n (1 when none does)
 int64_t pow2_divisor(int64_t n, int64_t cap) {
   for (int64_t a = cap; a >= 2; a /= 2)
+    if (n % a == 0) return a;
+  return 1;
+}
+// the largest divisor of n that is <= cap
+int64_t divisor(int64_t n, int64_t cap) {
+  for (int64_t a = std::min(n, cap); a >= 2; a--)
     if (n % a == 0) return a;
   return 1;
 }
@@ -78,6 +87,84 @@ void Kernel::cache_block(int row, int col, int red) {
   } catch (const Error&) {}
 }
 
+// The channel tile (see hand_coded_optimizations). Rows go along a dim where the other loads have no
+// padding mask (one mask per row would be a branch per broadcast): the output's contiguous dim if it
+// qualifies, else one where the other loads are contiguous, else any (a conv's batch). A long reduce then
+// runs in blocks that keep their part of the operands in the L2 cache (BLOCK): every tile of outputs
+// reads them all (a conv's weight gradient reads dy once per input channel and kernel row).
+bool Kernel::channel_tile(int64_t lanes) {
+  constexpr int64_t kBlockBytes = 512 * 1024, kMaxAccumulators = 16, kLongReduce = 16384, kMaxValues = 1024;
+  Shape full = full_shape();
+  std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
+  auto axis_in = [&](AxisType t, int d) {
+    auto ds = dims_of(t);
+    return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin());
+  };
+  auto loads = [&](auto&& f) {
+    for (size_t i = 1; i < num_views(); i++)
+      if (view_dtype(i) != dtypes::void_) f(i);
+  };
+  auto broadcast_somewhere = [&](int d) {
+    bool b = false;
+    loads([&](size_t i) { b |= stride(i, d) == std::optional<int64_t>{0}; });
+    return b;
+  };
+  int out_vec = -1;
+  for (int d : globals)
+    if (full[d] > 1 && stride(output_view(), d) == std::optional<int64_t>{1}) out_vec = d;
+  for (size_t i = 1; i < num_views(); i++) {
+    if (view_dtype(i) == dtypes::void_) continue;
+    int lane_dim = -1;
+    for (int d : globals)
+      if (lane_dim < 0 && full[d] % lanes == 0 && stride(i, d) == std::optional<int64_t>{1} && broadcast_somewhere(d)) lane_dim = d;
+    if (lane_dim < 0) continue;
+    int row = -1, rank = -1;
+    for (int d : globals) {
+      if (d == lane_dim || full[d] < 2 || stride(i, d) != std::optional<int64_t>{0}) continue;
+      bool unmasked = true, contiguous = true;
+      loads([&](size_t j) {
+        if (j == i) return;
+        unmasked &= stride(j, d).has_value();
+        contiguous &= stride(j, d) == std::optional<int64_t>{1};
+      });
+      int r = !unmasked ? -1 : d == out_vec ? 2 : contiguous ? 1 : 0;
+      if (r > rank) row = d, rank = r;
+    }
+    if (row < 0 || rank < 0) continue;
+    try {
+      Kernel k = *this;
+      k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), lanes});
+      int vectors = 1;
+      if (k.full_shape()[lane_dim] % 2 == 0) {
+        k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
+        vectors = 2;
+      }
+      // the innermost reduce unrolled (wholly when short: a kernel row), then as many rows as the
+      // accumulators and the kernel's 1024 expanded values allow
+      int red = reduces.back();
+      int64_t u = pow2_divisor(full[red], 4);
+      if (u == 1 && full[red] <= 8) u = full[red];
+      int64_t rows = divisor(full[row], std::min(kMaxAccumulators / vectors, kMaxValues / (lanes * vectors * u)));
+      if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
+      if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
+      // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes
+      int outer = reduces.front();
+      int64_t reduce_size = 1;
+      for (int d : reduces) reduce_size *= full[d];
+      int64_t slice = 0;
+      loads([&](size_t j) { slice += k.sts_[j].real_size() / std::max<int64_t>(1, full[outer]) * k.view_dtype(j).itemsize(); });
+      int64_t block = full[outer];
+      while (block > 1 && (full[outer] % block != 0 || block * slice > kBlockBytes)) block--;
+      if (reduce_size >= kLongReduce && block < full[outer] && block >= 2) {
+        try { Kernel b = k; b.apply_opt({OptOps::BLOCK, 0, block}); k = std::move(b); } catch (const Error&) {}
+      }
+      *this = std::move(k);
+      return true;
+    } catch (const Error&) {}
+  }
+  return false;
+}
+
 void Kernel::hand_coded_optimizations() {
   Shape full = full_shape();
   if (std::any_of(full.begin(), full.end(), [](int64_t d) { return d == 0; })) return;
@@ -110,6 +197,18 @@ void Kernel::hand_coded_optimizations() {
 
   if (!reduces.empty()) {
     int red = reduces.back();
+    // A channel tile, when the output's contiguous dim makes short vectors (a conv's 20-wide rows): the
+    // lanes go along a dim that a load has contiguous (a conv's output channels, its weights packed so)
+    // and another broadcasts; the rows along a dim that load broadcasts (the image's columns, whose
+    // values each feed a whole vector of channels). The stores go lane by lane, once per output.
+    // The output's contiguous dim is a poor vector dim when its vectors are short or a load strides along it.
+    int64_t out_width = vec >= 0 ? pow2_divisor(full[vec], lanes) : 1;
+    bool vec_strided = false;
+    for (size_t i = 1; vec >= 0 && i < num_views(); i++)
+      if (view_dtype(i) != dtypes::void_ && stride(i, vec) != std::optional<int64_t>{0} && stride(i, vec) != std::optional<int64_t>{1}) vec_strided = true;
+    int64_t reduce_size = 1;
+    for (int d : reduces) reduce_size *= full[d];
+    if (out.is_float() && (out_width < lanes || vec_strided) && reduce_size >= 4 * lanes && channel_tile(lanes)) return;
     bool tile = vec >= 0 && broadcast_in_a_load(vec) && out.is_float();
     if (tile) {  // matmul-like: register tile
       // rows: a dim along which the operand loaded as vectors is reused (B's rows in A·B, the input

@@ -142,20 +142,24 @@ DType Kernel::view_dtype(size_t i) const { return view_dtypes_.at(i); }
 int Kernel::vector_dim() const {
   if (ren_->max_vector_bytes() == 0) return -1;
   Shape full = full_shape();
-  for (int d = 0; d < shape_len(); d++) {
-    if (types_[d] != AxisType::UPCAST && types_[d] != AxisType::UNROLL) continue;
-    int64_t w = full[d];
-    if (w < 2 || (w & (w - 1)) != 0) continue;
-    bool ok = false;
-    for (size_t i = 0; i < sts_.size() && !ok; i++) {
-      if (types_[d] == AxisType::UPCAST && i != output_view()) continue;
-      DType dt = view_dtype(i);
-      if (dt == dtypes::void_ || dt.is_bool()) continue;
-      // a mask (padding) does not matter here: masked lanes are read under a lane mask or stored one by one
-      ok = w * dt.itemsize() <= ren_->max_vector_bytes() && sts_[i].real_strides(true)[d] == std::optional<int64_t>{1};
+  // an UPCAST contiguous in the output first (whole vector stores); then one contiguous in a load (a
+  // conv's packed weights along its output channels: vector loads, the stores lane by lane); then an
+  // UNROLL contiguous in a load (vector partial sums)
+  for (int pass = 0; pass < 3; pass++)
+    for (int d = 0; d < shape_len(); d++) {
+      if (types_[d] != (pass < 2 ? AxisType::UPCAST : AxisType::UNROLL)) continue;
+      int64_t w = full[d];
+      if (w < 2 || (w & (w - 1)) != 0) continue;
+      bool ok = false;
+      for (size_t i = 0; i < sts_.size() && !ok; i++) {
+        if ((i == output_view()) != (pass == 0)) continue;
+        DType dt = view_dtype(i);
+        if (dt == dtypes::void_ || dt.is_bool()) continue;
+        // a mask (padding) does not matter here: masked lanes are read under a lane mask or stored one by one
+        ok = w * dt.itemsize() <= ren_->max_vector_bytes() && sts_[i].real_strides(true)[d] == std::optional<int64_t>{1};
+      }
+      if (ok) return d;
     }
-    if (ok) return d;
-  }
   return -1;
 }
 

@@ -84,7 +84,8 @@ class Kernel {
 
   void shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before);
   void swap_dims(int a, int b);
-  void cache_block(int row, int col, int red);  // a heuristic step (heuristic.cpp)
+  void cache_block(int row, int col, int red);  // heuristic steps (heuristic.cpp)
+  bool channel_tile(int64_t lanes);
   void pad_to(int dim, int64_t amount);
   int insert_point(AxisType t) const;       // where a new dim of this type goes
   DType index_dtype() const;                // int32, or int64 when some index can reach 2^31

@@ -111,8 +111,10 @@ LBPtr LazyBuffer::r(Ops op, const std::vector<int>& axes) const {
   // A big reduction to a small output (tinygrad's split_reduceop): one reduce axis is split as
   // (divisor, rest) and reduced in two kernels, the first with `divisor` times more outputs to spread
   // over threads, the second over the divisor. The split part goes last, next to the second reduce.
+  // An output with thousands of elements has enough to spread already (a conv's weight gradient:
+  // splitting its batch would make the kernel's loads stride through the batch).
   int64_t n_in = prod(shape()), n_out = prod(out);
-  if (n_out > 0 && n_in / n_out >= 32768) {
+  if (n_out > 0 && n_out < 4096 && n_in / n_out >= 32768) {
     auto strides = st.real_strides();
     for (int a : real_axes) {
       if (strides[a] == std::optional<int64_t>{0}) continue;  // a broadcast axis: nothing to split

@@ -34,8 +34,9 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   // Graph ops. Arguments are validated by the Tensor layer.
   // Elementwise; srcs must share shape. Constants fold: an op of unpadded constants is a constant.
   LBPtr e(Ops op, const std::vector<LBPtr>& others = {}) const;
-  // Reduce to size 1 along axes (keepdim). A reduction of 32768 or more inputs per output splits one
-  // axis and reduces in two kernels, so the first has outputs for every thread (split_reduceop). A
+  // Reduce to size 1 along axes (keepdim). A reduction of 32768 or more inputs per output into fewer than
+  // 4096 outputs splits one axis and reduces in two kernels, so the first has outputs for every thread
+  // (split_reduceop). A
   // reduce of an unpadded constant folds to a constant (fold_reduce).
   LBPtr r(Ops op, const std::vector<int>& axes) const;
   // The reduce `op` (ADD, MAX or MUL) along axes (keepdim) of an unpadded unrealized constant, as a

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "renderer/renderer.h"
+#include "runtime/device.h"
 #include "tensor/internal.h"
 
 namespace tg {
@@ -121,6 +123,26 @@ PoolArgs pool_args(const Tensor& x, const std::vector<int64_t>& kernel_size, con
 
 namespace {
 
+// Whether a conv (one group) of weights w with output rows `out_width` wide runs as the heuristics' channel
+// tile (heuristic.cpp): whole vectors along the output channels where the output's rows would give short
+// ones (a 20-wide row makes 4-float vectors of a 16-float register), over a reduce long enough that the
+// channel-strided stores of the outputs are a small part of the work.
+bool channel_tiled(const Tensor& w, int64_t out_width) {
+  Compiled& dev = Device::get(w.device());
+  int64_t lanes = dev.has_renderer() && w.dtype().is_float() ? dev.renderer().max_vector_bytes() / w.dtype().itemsize() : 0;
+  return lanes >= 2 && w.shape()[0] % lanes == 0 && out_width % lanes != 0 && w.numel() / w.shape()[0] >= 4 * lanes;
+}
+
+// The weights (Cout, C, *kernel) with the output channels contiguous ((C, *kernel, Cout) copied, seen
+// back in their shape): the channel tile's vector loads. A small copy of the weights per conv.
+Tensor channels_contiguous(const Tensor& w, int64_t out_width) {
+  if (!channel_tiled(w, out_width)) return w;
+  std::vector<int> to, back{w.ndim() - 1};
+  for (int i = 1; i < w.ndim(); i++) to.push_back(i), back.push_back(i - 1);
+  to.push_back(0);
+  return w.permute(to).contiguous().permute(back);
+}
+
 // The convolution of an already padded input x (N, groups*C, *spatial) by w (Cout, C, *kernel): the windows
 // of x (pool) times w, summed over C and the kernel. Differentiable through its views (used as is for
 // groups > 1).
@@ -142,7 +164,7 @@ Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups
   order.push_back(2);
   for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(4 + n + j));
   x = x.reshape(xs).expand(xe).permute(order);  // (bs, groups, rcout, *oyx, cin, *hw)
-  Tensor w = weight.reshape(shape_of({1, groups, rcout}, Shape(n, 1), shape_of({cin}, hw, {})));
+  Tensor w = (groups == 1 ? channels_contiguous(weight, oyx.back()) : weight).reshape(shape_of({1, groups, rcout}, Shape(n, 1), shape_of({cin}, hw, {})));
   return (x * w).sum(last_axes(n + 1)).reshape(shape_of({bs, cout}, oyx, {}));
 }
 
@@ -161,6 +183,9 @@ struct Conv : Function {
   }
   std::vector<LBPtr> backward(const LBPtr& g_) override {
     Tensor g(g_, false), tx(x, false), tw(w, false);
+    // both gradients read dy, each through a copy of its own layout (padded, channel-packed): dy is
+    // computed once (it is the backward of whatever followed the conv, fused into its kernel)
+    if (needs_input_grad[0] && needs_input_grad[1]) g = g.contiguous();
     size_t n = s.size();
     Shape k(tw.shape().begin() + 2, tw.shape().end()), in(tx.shape().begin() + 2, tx.shape().end()), out(g.shape().begin() + 2, g.shape().end());
     LBPtr dx, dw;
@@ -200,10 +225,16 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == cout, op, ": bias ", bias->shape(), " must have shape (", cout, ",)");
   size_t n = static_cast<size_t>(weight.ndim() - 2);
   Shape s = per_dim(stride, n, op, "stride"), d = per_dim(dilation, n, op, "dilation");
-  Tensor xp = pad2d(padding_pairs(padding, n, op));
+  std::vector<int64_t> pairs = padding_pairs(padding, n, op);
+  Tensor xp = pad2d(pairs);
   auto one_group = [&] {
     Shape hw(weight.shape().begin() + 2, weight.shape().end());
-    (void)pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
+    Tensor windows = pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
+    // the channel tile reads the image as broadcast scalars, one per row of its tile: a padded image is
+    // copied with its zeros first, rather than read under a mask per row (a transposed conv pads by the
+    // kernel's size)
+    if (std::any_of(pairs.begin(), pairs.end(), [](int64_t p) { return p != 0; }) && channel_tiled(weight, windows.shape()[1 + n]))
+      xp = xp.contiguous();
     DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
     return Function::apply<Conv>({xp.cast(dt), weight.cast(dt)}, s, d);
   };

@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""examples/beautiful_mnist's training step: ms per step at batch 512 for tg with the JIT on and off and for
+the same model in PyTorch (CPU, the same thread count, Adam), in one run; the first step (cold: kernels
+compiled, with an empty kernel cache when run with XDG_CACHE_HOME pointing at an empty directory) and
+the peak memory of a step's buffers with the JIT on and off.
+
+  XDG_CACHE_HOME=$(mktemp -d) PYTHONPATH=build/python /usr/bin/python3 bench/beautiful_mnist_step.py [--steps 10]
+
+Not a test: the numbers depend on the machine.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+from beautiful_mnist import Model  # noqa: E402
+
+from tg import Context, GlobalCounters, Tensor, TinyJit, nn  # noqa: E402
+from tg.nn.datasets import mnist  # noqa: E402
+
+
+def tg_steps(X, Y, bs, steps, jit):
+  Tensor.manual_seed(0)
+  model = Model()
+  opt = nn.optim.Adam(nn.state.get_parameters(model))
+
+  @Tensor.train()
+  def step():
+    opt.zero_grad()
+    samples = Tensor.randint(bs, high=X.shape[0])
+    loss = model(X[samples]).sparse_categorical_crossentropy(Y[samples]).backward()
+    return loss.realize(*opt.schedule_step())
+  f = TinyJit(step) if jit else step
+  times, peaks = [], []
+  for _ in range(steps):
+    GlobalCounters.reset()
+    t = time.perf_counter()
+    f().item()
+    times.append(time.perf_counter() - t)
+    peaks.append(GlobalCounters.mem_peak)  # every live buffer: the dataset and parameters too
+  return times, max(peaks[2:]) if len(peaks) > 2 else max(peaks)
+
+
+class TorchModel(torch.nn.Module):
+  def __init__(self):
+    super().__init__()
+    self.c1, self.c2 = torch.nn.Conv2d(1, 32, 5), torch.nn.Conv2d(32, 32, 5)
+    self.bn1, self.c3, self.c4 = torch.nn.BatchNorm2d(32), torch.nn.Conv2d(32, 64, 3), torch.nn.Conv2d(64, 64, 3)
+    self.bn2, self.l = torch.nn.BatchNorm2d(64), torch.nn.Linear(576, 10)
+
+  def forward(self, x):
+    x = torch.max_pool2d(self.bn1(self.c2(self.c1(x).relu()).relu()), 2)
+    x = torch.max_pool2d(self.bn2(self.c4(self.c3(x).relu()).relu()), 2)
+    return self.l(x.flatten(1))
+
+
+def torch_steps(X, Y, bs, steps):
+  torch.manual_seed(0)
+  model = TorchModel()
+  opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+  times = []
+  for _ in range(steps):
+    t = time.perf_counter()
+    samples = torch.randint(X.shape[0], (bs,))
+    loss = torch.nn.functional.cross_entropy(model(X[samples]), Y[samples])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    loss.item()
+    times.append(time.perf_counter() - t)
+  return times
+
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--bs", type=int, default=512)
+  ap.add_argument("--steps", type=int, default=10)
+  ap.add_argument("--threads", type=int, default=2)
+  args = ap.parse_args()
+  torch.set_num_threads(args.threads)
+  X, Y, _, _ = mnist(fashion=True)
+  X, Y = X.realize(), Y.realize()
+  jit, jit_peak = tg_steps(X, Y, args.bs, args.steps, True)
+  nojit, nojit_peak = tg_steps(X, Y, args.bs, args.steps, False)
+  tX, tY = torch.from_numpy(X.numpy().astype(np.float32)), torch.from_numpy(Y.numpy().astype(np.int64))
+  pt = torch_steps(tX, tY, args.bs, args.steps)
+  steady = lambda ts: min(ts[3:]) * 1e3 if len(ts) > 3 else min(ts) * 1e3
+  print(f"| batch {args.bs}, {args.threads} threads | first step s | steady ms/step | vs torch | peak buffers MB |")
+  print("|---|---:|---:|---:|---:|")
+  print(f"| tg, JIT | {jit[0]:.2f} | {steady(jit):.1f} | {steady(jit) / steady(pt):.2f}x | {jit_peak / 1e6:.0f} |")
+  print(f"| tg, no JIT | {nojit[0]:.2f} | {steady(nojit):.1f} | {steady(nojit) / steady(pt):.2f}x | {nojit_peak / 1e6:.0f} |")
+  print(f"| torch {torch.__version__} | {pt[0]:.2f} | {steady(pt):.1f} | 1.00x | |")
+
+
+if __name__ == "__main__":
+  main()
