@@ -220,6 +220,31 @@ TEST(TinyJit, JitZeroRunsTheFunctionEveryCall) {
   EXPECT_EQ(f.captured_kernels(), 0u);
 }
 
+// The CPU's graph executor runs the captured kernels as one dispatch, with the same results as running
+// them one by one (JIT=2), for kernels split over threads and kernels run on one.
+TEST(TinyJit, GraphExecutorMatchesKernelByKernel) {
+  auto run = [](int jit) {
+    Context ctx{{"JIT", jit}};
+    TinyJit f([](const std::vector<Tensor>& in) {
+      Tensor big = in[0], small = in[1];
+      for (int i = 0; i < 6; i++) big = (big * 0.5f + in[0].sum()).realize(), small = (small.exp() + big.max()).realize();
+      return std::vector<Tensor>{big, small};
+    });
+    std::vector<std::vector<float>> out;
+    for (int i = 0; i < 5; i++) {
+      std::vector<Tensor> r = f({Tensor::rand({256, 1024}), Tensor::full({8}, static_cast<float>(i)).contiguous()});
+      out.push_back(r[0].tolist<float>());
+      out.push_back(r[1].tolist<float>());
+    }
+    EXPECT_EQ(f.graph_calls(), 1u);  // all of it one batch (JIT=2 replays it kernel by kernel)
+    return out;
+  };
+  Tensor::manual_seed(5);
+  auto graph = run(1);
+  Tensor::manual_seed(5);
+  EXPECT_EQ(graph, run(2));
+}
+
 // Buffers that live only inside the function share memory: a chain of realized intermediates needs two.
 TEST(TinyJit, IntermediatesShareMemory) {
   TinyJit f([](const std::vector<Tensor>& in) {

@@ -20,7 +20,8 @@
 //   inside another's capture, item()/tolist()/bytes() during the capture (the value would be baked in),
 //   one buffer passed as two inputs, an unrealized constant (no buffer) as an input.
 // As with any tracing JIT, host control flow and host values inside the function are those of the
-// capture. JIT=0 turns capture off (every call runs the function). DEBUG>=1 prints what was captured.
+// capture. JIT=0 turns capture off (every call runs the function); JIT=2 replays kernel by kernel instead
+// of through the device's graph executor (as tinygrad). DEBUG>=1 prints what was captured.
 #pragma once
 #include <functional>
 #include <memory>
@@ -39,6 +40,7 @@ class TinyJit {
 
   int cnt() const;                  // calls so far (0: warm-up next, 1: capture next, 2+: replays)
   size_t captured_kernels() const;  // kernels in the plan (0 before the capture)
+  size_t graph_calls() const;       // device graph calls a replay makes for them (the rest run one by one)
   int64_t planned_bytes() const;    // memory of the buffers the plan owns, after sharing
   int64_t unplanned_bytes() const;  // the same buffers before sharing: what they took during the capture
   void reset();                     // forget the capture: the next call is a warm-up again

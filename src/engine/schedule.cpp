@@ -38,7 +38,7 @@ bool unsafe_to_pad(const LazyBuffer& b) {
   }
 }
 
-struct Graph {
+struct LazyGraph {
   LBSet realizes;
   std::vector<LazyBuffer*> order;  // the unrealized concrete buffers, sources before their users
   std::unordered_map<LazyBuffer*, LBSet> reduce_consumers;
@@ -46,7 +46,7 @@ struct Graph {
 
 // The realize rules that depend on one buffer alone (seed 002): loads, copies and their sources, a
 // gather's data (read by a loaded address), forced realizes.
-void buffer_rules(LazyBuffer* b, Graph& g) {
+void buffer_rules(LazyBuffer* b, LazyGraph& g) {
   if (b->forced_realize) g.realizes.insert(b);
   if (b->op == Ops::EMPTY || b->op == Ops::COPY || b->op == Ops::CONTIGUOUS || b->op == Ops::ASSIGN) g.realizes.insert(b);
   if (b->op == Ops::COPY || b->op == Ops::INDEX) g.realizes.insert(b->srcs[0]->base());
@@ -54,7 +54,7 @@ void buffer_rules(LazyBuffer* b, Graph& g) {
 
 // Walks the unrealized graph behind `outs` (iteratively: graphs may be a million ops deep), applies the
 // realize rules and records the buffers in topological order.
-void walk(const std::vector<LBPtr>& outs, Graph& g) {
+void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
   LBSet seen, seen_views;
   // the concrete buffer behind an edge to `x`, when it has not been visited yet
   auto enter = [&](const LBPtr& x) -> LazyBuffer* {
@@ -233,7 +233,7 @@ class AstBuilder {
 
 std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
   GlobalCounters::schedules++;
-  Graph g;
+  LazyGraph g;
   walk(outs, g);
   LBSet out_bases;
   for (auto& o : outs) out_bases.insert(o->base());

@@ -70,8 +70,25 @@ class Program {
                             bool wait) = 0;
   // Estimated operations of one launch (0 = unknown); lets the CPU skip its thread pool for tiny kernels.
   void set_work_hint(int64_t est_ops) { est_ops_ = est_ops; }
+  int64_t work_hint() const { return est_ops_; }
  protected:
   int64_t est_ops_ = 0;
+};
+
+class Buffer;
+// A batch of one device's kernels run as one call (TinyJit's replay, tg/jit.h), without per-kernel
+// lookups, allocations or locks. Each launch names its buffers by the slots that hold them: a call reads
+// the memory each Buffer has then (a replay puts new inputs and outputs in the slots, and an assign's
+// commit trades memory between Buffers).
+class Graph {
+ public:
+  struct Launch {
+    Program* program;
+    std::vector<const std::shared_ptr<Buffer>*> bufs;
+    std::vector<int64_t> global_size, local_size;
+  };
+  virtual ~Graph() = default;
+  virtual void operator()() = 0;
 };
 
 class Compiled {
@@ -88,11 +105,16 @@ class Compiled {
   const Renderer& renderer() const;
   std::unique_ptr<Program> program(const std::string& fn_name, const std::string& lib) const { return program_(fn_name, lib); }
   virtual void synchronize() {}
+  // The device's graph executor for these launches (its programs), or nullptr when it has none.
+  using GraphFactory = std::function<std::unique_ptr<Graph>(std::vector<Graph::Launch>)>;
+  std::unique_ptr<Graph> graph(std::vector<Graph::Launch> launches) const { return graph_ ? graph_(std::move(launches)) : nullptr; }
+  void set_graph(GraphFactory f) { graph_ = std::move(f); }
  private:
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Compiler> compiler_;
   std::shared_ptr<Renderer> renderer_;
   std::function<std::unique_ptr<Program>(const std::string&, const std::string&)> program_;
+  GraphFactory graph_;
 };
 
 // The device registry.

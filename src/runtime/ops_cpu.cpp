@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 #include "renderer/renderer.h"
 #include "runtime/device.h"
@@ -261,6 +262,78 @@ class CPUProgram final : public Program {
   KernelFn fn_ = nullptr;
 };
 
+// Threads waiting for each other between two kernels of a graph: each arrival counts, the last one starts
+// the next generation; the others spin (the wait is as long as one kernel's imbalance).
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int n) : n_(n) {}
+  void wait() {
+    int g = gen_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      gen_.fetch_add(1, std::memory_order_acq_rel);
+      return;
+    }
+    for (int spins = 0; gen_.load(std::memory_order_acquire) == g; spins++) {
+      if (spins > 4096) std::this_thread::yield();
+#if defined(__x86_64__) || defined(__i386__)
+      else __builtin_ia32_pause();
+#endif
+    }
+  }
+ private:
+  const int n_;
+  std::atomic<int> arrived_{0}, gen_{0};
+};
+
+// The CPU's graph executor: the whole batch is one dispatch to the thread pool. Every thread walks the
+// kernels in order and runs its share of each (its slice of the outer range; a small kernel runs on
+// thread 0 alone), with a barrier where a kernel needs what others wrote. No allocation, lookup or lock
+// per kernel.
+class CPUGraph final : public Graph {
+ public:
+  explicit CPUGraph(std::vector<Launch> launches) {
+    for (auto& l : launches) {
+      auto* p = dynamic_cast<CPUProgram*>(l.program);
+      TG_ASSERT(p, "CPU graph: a program of another device");
+      int64_t n = l.global_size.empty() ? 1 : l.global_size[0];
+      bool serial = n < 2 || (p->work_hint() > 0 && p->work_hint() < kMinParallelOps);
+      size_t nbufs = l.bufs.size();
+      kernels_.push_back({p->fn(), std::move(l.bufs), std::vector<void*>(nbufs), n, serial});
+    }
+  }
+  void operator()() override {
+    for (Kernel& k : kernels_)
+      for (size_t j = 0; j < k.slots.size(); j++) k.ptrs[j] = (*k.slots[j])->ptr();
+    ThreadPool& pool = ThreadPool::global();
+    SpinBarrier barrier(pool.size());
+    pool.team([&](int tid, int nt) {
+      for (size_t i = 0; i < kernels_.size(); i++) {
+        Kernel& k = kernels_[i];
+        // a barrier where the threads' work meets: before a parallel kernel, and after one
+        if (i > 0 && nt > 1 && (!k.serial || !kernels_[i - 1].serial)) barrier.wait();
+        if (k.serial || nt == 1) {
+          if (tid == 0) k.fn(k.ptrs.data(), kNoVals, 0, k.n);
+        } else {
+          int64_t b = k.n * tid / nt, e = k.n * (tid + 1) / nt;
+          if (b < e) k.fn(k.ptrs.data(), kNoVals, b, e);
+        }
+      }
+      if (nt > 1) barrier.wait();  // everything written before any thread returns
+    });
+  }
+ private:
+  static constexpr long long kNoVals[1] = {0};  // (no kernel has symbolic variables yet)
+  struct Kernel {
+    KernelFn fn;
+    std::vector<const std::shared_ptr<Buffer>*> slots;
+    std::vector<void*> ptrs;
+    int64_t n;
+    bool serial;
+  };
+  std::vector<Kernel> kernels_;
+};
+
 // The probe converts values that cover each case (normal, subnormal, ties, overflow, inf, NaN payloads)
 // with _Float16 and compares with the host's conversions; any failure (the compiler rejects _Float16
 // for the target, a conversion routine is missing at load, a different bit) means "portable".
@@ -313,9 +386,11 @@ void tg_probe(void** bufs, const long long* vals, long long n, long long m) {
 std::unique_ptr<Compiled> make_cpu_device(const std::string& name, const CPUOptions& opts) {
   auto compiler = std::make_unique<CPUCompiler>(opts);
   CPUCompiler* cc = compiler.get();  // owned by the device, as the renderer that asks it
-  return std::make_unique<Compiled>(
+  auto dev = std::make_unique<Compiled>(
       name, make_host_allocator(name), std::move(compiler), make_cpu_renderer([cc] { return cc->native_half(); }),
       [](const std::string& fn, const std::string& lib) { return std::make_unique<CPUProgram>(fn, lib); });
+  dev->set_graph([](std::vector<Graph::Launch> launches) { return std::make_unique<CPUGraph>(std::move(launches)); });
+  return dev;
 }
 
 bool cpu_native_half(Compiled& dev) {

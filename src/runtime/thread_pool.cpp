@@ -84,6 +84,15 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   if (join.error) std::rethrow_exception(join.error);
 }
 
+void ThreadPool::team(const std::function<void(int, int)>& f) {
+  if (size() == 1 || in_pool_worker) { f(0, 1); return; }
+  std::lock_guard<std::mutex> lock(team_mu_);
+  int n = size();
+  // every chunk is one member, and a worker runs one member until it returns: the n - 1 queued members
+  // are taken by n - 1 distinct workers
+  parallel_for(n, [&](int64_t b, int64_t) { f(static_cast<int>(b), n); });
+}
+
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) { ThreadPool::global().parallel_for(n, f); }
 
 }  // namespace tg

@@ -27,6 +27,10 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
   void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& f);
+  // Runs f(tid, n) on n threads at once (the caller is tid 0) and returns when all have: for work whose
+  // participants synchronize among themselves (a spin barrier). n is 1 inside a worker or in a one-thread
+  // pool. One team at a time: two would wait on each other's members queued behind them.
+  void team(const std::function<void(int tid, int n)>& f);
 
  private:
   void worker_loop();
@@ -35,6 +39,7 @@ class ThreadPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
   bool stop_ = false;
+  std::mutex team_mu_;
 };
 
 // ThreadPool::global().parallel_for(n, f)

@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "engine/realize.h"
+#include "runtime/device.h"
 #include "lazy/lazybuffer.h"
 #include "tensor/capture.h"
 #include "tg/helpers.h"
@@ -91,6 +92,13 @@ struct TinyJit::State {
   };
   std::vector<Output> outputs;
   std::vector<std::function<void()>> refresh;
+  // The plan in runs: consecutive kernels of a device with a graph executor are one Graph call.
+  struct Run {
+    size_t first, end;
+    std::unique_ptr<Graph> graph;
+    int64_t ops = 0, mem = 0;
+  };
+  std::vector<Run> runs;
   size_t kernels = 0;
   int64_t planned_bytes = 0, unplanned_bytes = 0;
 
@@ -98,6 +106,7 @@ struct TinyJit::State {
   std::vector<Tensor> capture(const std::vector<Tensor>& in);
   std::vector<Tensor> replay(const std::vector<Tensor>& in);
   void plan_memory(const std::unordered_set<const Buffer*>& owned);
+  void batch();
 };
 
 TinyJit::TinyJit(Function fn, std::string name) : s_(std::make_shared<State>()) {
@@ -107,6 +116,9 @@ TinyJit::TinyJit(Function fn, std::string name) : s_(std::make_shared<State>()) 
 
 int TinyJit::cnt() const { return s_->cnt; }
 size_t TinyJit::captured_kernels() const { return s_->kernels; }
+size_t TinyJit::graph_calls() const {
+  return static_cast<size_t>(std::count_if(s_->runs.begin(), s_->runs.end(), [](const State::Run& r) { return r.graph != nullptr; }));
+}
 int64_t TinyJit::planned_bytes() const { return s_->planned_bytes; }
 int64_t TinyJit::unplanned_bytes() const { return s_->unplanned_bytes; }
 
@@ -202,14 +214,16 @@ std::vector<Tensor> TinyJit::State::capture(const std::vector<Tensor>& in) {
     for (const auto& b : e.bufs)
       if (!input_bufs.count(b.get()) && !fresh.count(b.get()) && !held_outside(b)) owned.insert(b.get());
   plan_memory(owned);
+  batch();
   kernels = static_cast<size_t>(std::count_if(items.begin(), items.end(), [](const ExecItem& e) { return e.prg->is_kernel; }));
   if (DEBUG >= 1) {
     size_t copies = items.size() - kernels;
     int fresh_n = 0, kept_n = 0;
     for (const Output& o : outputs) (o.kind == Output::Fresh ? fresh_n : kept_n)++;
+    size_t graphs = static_cast<size_t>(std::count_if(runs.begin(), runs.end(), [](const Run& r) { return r.graph != nullptr; }));
     std::printf("%s: captured %zu kernels and %zu copies/commits, %zu inputs, %zu outputs (%d fresh each call), %zu values refreshed per replay; "
-                "plan memory %.2f MB shared from %.2f MB\n",
-                name.c_str(), kernels, copies, inputs.size(), outputs.size(), fresh_n, refresh.size(), static_cast<double>(planned_bytes) / 1e6,
+                "%zu graph calls; plan memory %.2f MB shared from %.2f MB\n",
+                name.c_str(), kernels, copies, inputs.size(), outputs.size(), fresh_n, refresh.size(), graphs, static_cast<double>(planned_bytes) / 1e6,
                 static_cast<double>(unplanned_bytes) / 1e6);
     (void)kept_n;
   }
@@ -250,6 +264,7 @@ void TinyJit::State::plan_memory(const std::unordered_set<const Buffer*>& owned)
           pool.pop_back();
         } else {
           assigned[b] = std::make_shared<Buffer>(b->device, b->size, b->dtype);
+          assigned[b]->allocate();  // (a graph reads the memory directly)
           planned_bytes += static_cast<int64_t>(b->nbytes());
         }
       }
@@ -261,6 +276,33 @@ void TinyJit::State::plan_memory(const std::unordered_set<const Buffer*>& owned)
   for (ExecItem& e : items)
     for (auto& buf : e.bufs)
       if (auto it = assigned.find(buf.get()); it != assigned.end()) buf = it->second;
+}
+
+// Consecutive kernels of one device with a graph executor become one Graph; the rest run one by one.
+void TinyJit::State::batch() {
+  for (size_t i = 0; i < items.size();) {
+    auto* k = items[i].prg->is_kernel ? dynamic_cast<CompiledRunner*>(items[i].prg.get()) : nullptr;
+    Run r{i, i + 1, nullptr};
+    if (k) {
+      std::vector<Graph::Launch> launches;
+      size_t j = i;
+      for (; j < items.size(); j++) {
+        auto* kj = items[j].prg->is_kernel ? dynamic_cast<CompiledRunner*>(items[j].prg.get()) : nullptr;
+        if (!kj || kj->device != k->device) break;
+        Graph::Launch l{kj->program.get(), {}, kj->kernel.global_size, kj->kernel.local_size};
+        for (const auto& b : items[j].bufs) l.bufs.push_back(&b);
+        launches.push_back(std::move(l));
+        r.ops += kj->op_estimate;
+        r.mem += kj->mem_estimate;
+      }
+      if (j - i > 1) {
+        r.graph = Device::get(k->device).graph(std::move(launches));
+        if (r.graph) r.end = j;
+      }
+    }
+    i = r.end;
+    runs.push_back(std::move(r));
+  }
 }
 
 void TinyJit::State::check_inputs(const std::vector<Tensor>& in) const {
@@ -286,7 +328,16 @@ std::vector<Tensor> TinyJit::State::replay(const std::vector<Tensor>& in) {
     fresh[k]->allocate();
     for (const Slot& sl : o.slots) items[sl.item].bufs[sl.pos] = fresh[k];
   }
-  for (const ExecItem& e : items) e.run();
+  for (const Run& r : runs) {
+    if (!r.graph || JIT >= 2 || DEBUG >= 2) {  // JIT=2: no graph (as tinygrad); DEBUG=2 times each kernel
+      for (size_t i = r.first; i < r.end; i++) items[i].run();
+      continue;
+    }
+    (*r.graph)();
+    GlobalCounters::kernel_count += static_cast<int64_t>(r.end - r.first);
+    GlobalCounters::global_ops += r.ops;
+    GlobalCounters::global_mem += r.mem;
+  }
   std::vector<Tensor> out;
   for (size_t k = 0; k < outputs.size(); k++) {
     const Output& o = outputs[k];
