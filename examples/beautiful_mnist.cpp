@@ -1,7 +1,10 @@
 // The main job: tinygrad's examples/beautiful_mnist.py in C++. A CNN trained on Fashion-MNIST (any
 // MNIST-format idx files with MNIST_DIR=...), its train step and its test evaluation each under TinyJit.
 //
-//   STEPS=300 BS=512 LR=0.001 ./beautiful_mnist      (tinygrad's knobs; EVAL=every how many steps)
+//   STEPS=400 BS=512 LR=0.001 ./beautiful_mnist      (tinygrad's knobs; EVAL=every how many steps)
+//
+// Beyond tinygrad's example: the learning rate decays from LR to LR/10 on a cosine over the run (the
+// optimizer's lr is a buffer, so the captured step reads each step's value).
 #include <tg/datasets.h>
 #include <tg/tg.h>
 
@@ -35,7 +38,7 @@ static double env_double(const char* name, double def) {
 }
 
 int main() {
-  int steps = tg::getenv("STEPS", 300), eval_every = tg::getenv("EVAL", 50);
+  int steps = tg::getenv("STEPS", 400), eval_every = tg::getenv("EVAL", 50);
   int64_t bs = tg::getenv("BS", 512);
   double lr = env_double("LR", 1e-3);
   Tensor::manual_seed(tg::getenv("SEED", 1337));
@@ -65,6 +68,7 @@ int main() {
   float acc = NAN;
   tg::ProgressBar bar(steps, "train");
   for (int i = 0; i < steps; i++) {
+    opt.lr.assign(Tensor(static_cast<float>(lr * (0.1 + 0.45 * (1 + std::cos(M_PI * i / steps)))))).realize();
     Tensor loss = train_step({})[0];
     if (i == 0) first_step = tg::now_s() - t0;
     if (i % eval_every == eval_every - 1 || i == steps - 1) acc = test_acc({})[0].item<float>();
@@ -76,5 +80,5 @@ int main() {
   bar.close();
   std::printf("test accuracy %.2f%% after %d steps of %lld in %.1f s (first step %.1f s, then %.1f ms/step)\n", acc, steps,
               static_cast<long long>(bs), tg::now_s() - t0, first_step, (tg::now_s() - t0 - first_step) * 1e3 / std::max(steps - 1, 1));
-  return 0;
+  return acc >= tg::getenv("MIN_ACC", 0) ? 0 : 1;  // (MIN_ACC: what the test of this example asks)
 }

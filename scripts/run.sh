@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The main job: installs the Debian packages, builds build/ and trains the Fashion-MNIST example on the CPU.
-# Extra arguments are passed to the program. Environment: DEBUG=1..5, NOOPT=1, CACHELEVEL=0, ...
+# The main job: installs the Debian packages, builds build/ and trains examples/beautiful_mnist (tinygrad's CNN,
+# its train step under TinyJit) on Fashion-MNIST on the CPU: about 3.5 minutes on 2 cores, ~89% test accuracy.
+# Environment: STEPS=, BS=, LR=, EVAL=, MNIST_DIR=; DEBUG=1..5, NOOPT=1, JIT=0, CACHELEVEL=0, ...
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PROGRAM=fashion_mnist   # examples/$PROGRAM.cpp
+PROGRAM=beautiful_mnist   # examples/$PROGRAM.cpp
 JOBS=${JOBS:-2}
 
 bash scripts/deps.sh
