@@ -211,6 +211,17 @@ TEST(TinyJitErrors, SameBufferTwiceAndConstants) {
   EXPECT_EQ(f({x, vec({1, 1, 1})})[0].tolist<float>(), (std::vector<float>{2, 3, 4}));
 }
 
+TEST(TinyJit, ConstantAndPersistentOutputsAreReturnedAsThey) {
+  Tensor w = vec({1, 2}).contiguous().realize();
+  TinyJit f([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0] * 2).realize(), Tensor::full({2}, 7.f), w}; });
+  for (int i = 0; i < 4; i++) {
+    std::vector<Tensor> r = f({vec({static_cast<float>(i), 1})});
+    EXPECT_EQ(r[0].tolist<float>(), (std::vector<float>{2.f * i, 2}));
+    EXPECT_EQ(r[1].tolist<float>(), (std::vector<float>{7, 7}));
+    EXPECT_TRUE(r[2].is_same(w) || r[2].lazydata() == w.lazydata());
+  }
+}
+
 TEST(TinyJit, JitZeroRunsTheFunctionEveryCall) {
   Context ctx{{"JIT", 0}};
   int calls = 0;

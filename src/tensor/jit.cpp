@@ -160,6 +160,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& in) {
 std::vector<Tensor> TinyJit::State::capture(const std::vector<Tensor>& in) {
   std::vector<ExecItem> captured;
   std::vector<Tensor> out;
+  refresh.clear();  // (from a capture that raised)
   {
     CaptureState cs{&name, &refresh};
     g_capture = &cs;
@@ -194,6 +195,10 @@ std::vector<Tensor> TinyJit::State::capture(const std::vector<Tensor>& in) {
   for (const Tensor& t : out) {
     const LBPtr& lb = t.lazydata();
     const std::shared_ptr<Buffer>& b = lb->base()->buffer;
+    if (!b) {  // a constant: the same every call
+      outputs.push_back(Output{Output::Kept, lb->st, lb->dtype, lb->device, 0, {}, {}, -1, lb});
+      continue;
+    }
     Output o{Output::Kept, lb->st, lb->dtype, lb->device, b->size, lb->base()->shape(), {}, -1, nullptr};
     for (size_t k = 0; k < in.size() && o.kind == Output::Kept; k++)
       if (in[k].lazydata()->base()->buffer == b) { o.kind = Output::Input; o.input = static_cast<int>(k); }
