@@ -49,74 +49,67 @@ bool match(const UPat& p, const UOpPtr& u, Bindings& b) {
   return false;
 }
 
-PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) {
-  constexpr size_t nops = static_cast<size_t>(Ops::MULACC) + 1;  // the last op of the list
-  by_op_.resize(nops);
-  for (size_t i = 0; i < rules_.size(); i++) {
-    if (rules_[i].pat.ops.empty()) {
-      any_op_.push_back(i);
-      for (auto& v : by_op_) v.push_back(i);
-    } else {
-      for (Ops o : rules_[i].pat.ops) by_op_[static_cast<size_t>(o)].push_back(i);
-    }
-  }
-}
+namespace {
+thread_local RewriteTracer* tracer = nullptr;
+}  // namespace
 
-UOpPtr PatternMatcher::rewrite(const UOpPtr& u) const {
-  for (size_t i : by_op_[static_cast<size_t>(u->op)]) {
-    Bindings b;
-    b.bind("root", u);
-    if (!match(rules_[i].pat, u, b)) continue;
-    if (UOpPtr r = rules_[i].fn(b); r && r != u) return r;
-  }
-  return nullptr;
-}
+TracerScope::TracerScope(RewriteTracer* t) : prev_(tracer) { tracer = t; }
+TracerScope::~TracerScope() { tracer = prev_; }
+RewriteTracer* current_tracer() { return tracer; }
 
-PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
-  std::vector<Rule> r = rules_;
-  r.insert(r.end(), o.rules_.begin(), o.rules_.end());
-  return PatternMatcher(std::move(r));
-}
-
-UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm) {
+UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, RewriteContext* ctx, RewriteOpts opts) {
   std::unordered_map<const UOp*, UOpPtr> memo;
   std::unordered_set<const UOp*> in_progress;  // nodes whose replacement is being rewritten: a loop guard
   std::vector<UOpPtr> keep;  // keeps every memo key alive, so no address is reused while memo holds it
+  RewriteTracer* tr = opts.name ? tracer : nullptr;
+  std::vector<RewriteStep> steps;
   size_t rewrites = 0;
+  // one rule application (traced when a tracer listens)
+  auto apply = [&](const UOpPtr& x) -> UOpPtr {
+    const Rule* rule = nullptr;
+    UOpPtr r = pm.rewrite(x, ctx, tr ? &rule : nullptr);
+    if (r && tr) steps.push_back({x, r, rule->where()});
+    TG_ASSERT(++rewrites < 10000000, "rewrite rules loop on ", x->str());
+    return r;
+  };
+  // stage: 0 entered, 1 sources pushed, 2 waiting for `pending` (the node's replacement)
   struct Frame { UOpPtr n; int stage; UOpPtr pending; };
   std::vector<Frame> stack{{root, 0, nullptr}};
+  auto replace_by = [&](size_t top, UOpPtr r) {
+    const UOp* n = stack[top].n.get();
+    TG_ASSERT(in_progress.insert(n).second && !in_progress.count(r.get()), "rewrite rules loop on ", stack[top].n->str());
+    stack[top].stage = 2;
+    stack[top].pending = r;
+    if (!memo.count(r.get())) stack.push_back({std::move(r), 0, nullptr});
+  };
   while (!stack.empty()) {
     size_t top = stack.size() - 1;
     const UOpPtr n = stack[top].n;
     if (stack[top].stage == 0) {
       if (memo.count(n.get())) { stack.pop_back(); continue; }
+      if (opts.top_down) {  // the node first, to a fixpoint
+        UOpPtr x = n;
+        for (UOpPtr r; (r = apply(x));) x = r;
+        if (x != n) { replace_by(top, x); continue; }
+      }
       stack[top].stage = 1;
       for (auto it = n->src.rbegin(); it != n->src.rend(); ++it)
         if (!memo.count(it->get())) stack.push_back({*it, 0, nullptr});
     } else if (stack[top].stage == 1) {
       std::vector<UOpPtr> srcs;
       srcs.reserve(n->src.size());
-      bool changed = false;
-      for (auto& s : n->src) {
-        srcs.push_back(memo.at(s.get()));
-        changed |= srcs.back() != s;
-      }
-      UOpPtr nn = changed ? UOp::make(n->op, n->dtype, std::move(srcs), n->arg) : n;
-      UOpPtr r = pm.rewrite(nn);
+      for (auto& s : n->src) srcs.push_back(memo.at(s.get()));
+      UOpPtr nn = n->replace(std::move(srcs));
+      UOpPtr r = opts.top_down ? (nn != n ? nn : nullptr) : apply(nn);
       if (!r) {
         memo[n.get()] = nn;
         memo.emplace(nn.get(), nn);
         keep.push_back(n);
+        keep.push_back(nn);
         stack.pop_back();
         continue;
       }
-      TG_ASSERT(in_progress.insert(n.get()).second && ++rewrites < 10000000, "rewrite rules loop on ", n->str());
-      stack[top].stage = 2;
-      stack[top].pending = r;
-      if (!memo.count(r.get())) {
-        TG_ASSERT(!in_progress.count(r.get()), "rewrite rules loop on ", r->str());
-        stack.push_back({r, 0, nullptr});
-      }
+      replace_by(top, r);
     } else {
       memo[n.get()] = memo.at(stack[top].pending.get());
       keep.push_back(n);
@@ -125,7 +118,29 @@ UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm) {
       stack.pop_back();
     }
   }
-  return memo.at(root.get());
+  UOpPtr out = memo.at(root.get());
+  if (tr) tr->on_rewrite(opts.name, root, out, steps);
+  return out;
+}
+
+namespace {
+struct SubstituteCtx : RewriteContext {
+  const std::unordered_map<const UOp*, UOpPtr>& map;
+  explicit SubstituteCtx(const std::unordered_map<const UOp*, UOpPtr>& m) : map(m) {}
+};
+}  // namespace
+
+UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map) {
+  if (map.empty()) return root;
+  static const PatternMatcher pm({{UPat::any(), [](const Bindings& b) -> UOpPtr {
+    auto& m = b.ctx<SubstituteCtx>().map;
+    auto it = m.find(b["root"].get());
+    return it == m.end() ? nullptr : it->second;
+  }}});
+  SubstituteCtx ctx(map);
+  // top-down, so a replaced node's sources are not visited; a replacement is not rewritten again
+  // because no key is reachable from it (the callers substitute leaves by values without them)
+  return graph_rewrite(root, pm, &ctx, {.top_down = true});
 }
 
 }  // namespace tg

@@ -208,6 +208,7 @@ int64_t UOp::const_int() const {
 }
 
 UOpPtr UOp::self() const { return shared_from_this(); }
+UOpPtr UOp::replace(std::vector<UOpPtr> s) const { return s == src ? self() : make(op, dtype, std::move(s), arg); }
 
 static DType alu_dtype(Ops op, DType a) { return (op == Ops::CMPLT || op == Ops::CMPNE) ? dtypes::bool_.vec(a.count) : a; }
 

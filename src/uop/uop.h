@@ -80,6 +80,8 @@ struct UOp : std::enable_shared_from_this<UOp> {
   UOpPtr where(const UOpPtr& t, const UOpPtr& f) const;
   UOpPtr cast(DType d) const;
   UOpPtr self() const;  // this node as a UOpPtr
+  // This node with other sources (op, dtype and arg kept); the node itself when they are the same.
+  UOpPtr replace(std::vector<UOpPtr> src) const;
 
   // All nodes reachable from this one, sources before users (post-order).
   std::vector<UOpPtr> toposort() const;
