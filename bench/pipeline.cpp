@@ -1,6 +1,8 @@
-// Where compile time goes, stage by stage, for two graphs:
+// Where compile time goes, stage by stage, for three graphs:
 //   chain1000: 1000 chained elementwise ops (mul, add, neg, exp2, sqrt in turn) on 1024 float32s, one kernel
 //   var:       the README's x.var() on 4 float32s, two kernels (mean, then variance)
+//   cnn:       the main job's train step (examples/beautiful_mnist: forward, backward, Adam) at batch 32,
+//              every kernel of it (the heuristics' optimizations applied, as realize does)
 // Stages: build (Tensor ops), schedule (create_schedule), linearize (Kernel(ast, renderer).linearize()),
 // render (renderer.render), compile (the CPU compiler, without the disk cache).
 // Build and schedule make a fresh graph every iteration (LazyBuffers are not shared between graphs;
@@ -16,6 +18,10 @@
 #include "engine/schedule.h"
 #include "renderer/renderer.h"
 #include "runtime/device.h"
+#include "tg/helpers.h"
+#include "tg/nn.h"
+#include "tg/optim.h"
+#include "tg/state.h"
 #include "tg/tensor.h"
 
 namespace {
@@ -56,11 +62,54 @@ tg::Tensor var_input() {
 
 tg::Tensor build_var() { return var_input().var(); }
 
-using Builder = tg::Tensor (*)();
+// examples/beautiful_mnist's model and train step, on random data (the graph is what matters here)
+struct Cnn : tg::nn::Module {
+  tg::nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
+  tg::nn::BatchNorm bn1{32}, bn2{64};
+  tg::nn::Linear l{576, 10};
+  Cnn() {
+    register_module("c1", c1), register_module("c2", c2), register_module("bn1", bn1);
+    register_module("c3", c3), register_module("c4", c4), register_module("bn2", bn2), register_module("l", l);
+  }
+  tg::Tensor operator()(const tg::Tensor& x) const {
+    tg::Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d();
+    h = bn2(c4(c3(h).relu()).relu()).max_pool2d();
+    return l(h.flatten(1));
+  }
+};
+
+// the step's outputs: the updated parameters and optimizer state, and the loss
+std::vector<tg::Tensor> build_cnn() {
+  static Cnn model;
+  static tg::nn::optim::Adam opt(tg::nn::state::get_parameters(model), 1e-3);
+  static tg::Tensor x = tg::Tensor::rand({32, 1, 28, 28}), y = tg::Tensor::randint({32}, 0, 10);
+  static bool ready = [] {  // parameters, optimizer state and data realized once, as in training
+    std::vector<tg::Tensor> s = tg::nn::state::get_parameters(model);
+    s.push_back(x), s.push_back(y);
+    tg::Tensor::corealize(s);
+    return true;
+  }();
+  (void)ready;
+  tg::TrainingGuard training;
+  opt.zero_grad();
+  tg::Tensor loss = model(x).sparse_categorical_crossentropy(y);
+  loss.backward();
+  std::vector<tg::Tensor> all = opt.schedule_step();
+  all.push_back(loss);
+  return all;
+}
+
+std::vector<tg::Tensor> one(tg::Tensor t) { return {std::move(t)}; }
+std::vector<tg::Tensor> build_chain1000_outs() { return one(build_chain1000()); }
+std::vector<tg::Tensor> build_var_outs() { return one(build_var()); }
+
+using Builder = std::vector<tg::Tensor> (*)();
 
 std::vector<tg::UOpPtr> kernel_asts(Builder build) {
   std::vector<tg::UOpPtr> asts;
-  for (auto& si : tg::create_schedule({build().lazydata()}))
+  std::vector<tg::LBPtr> outs;
+  for (auto& t : build()) outs.push_back(t.lazydata());
+  for (auto& si : tg::create_schedule(outs))
     if (si.is_kernel()) asts.push_back(si.ast);
   return asts;
 }
@@ -76,6 +125,7 @@ Rendered lower_all(Builder build) {
   Rendered r;
   for (auto& ast : kernel_asts(build)) {
     tg::Kernel k(ast, cpu_renderer());
+    if (!tg::NOOPT) k.hand_coded_optimizations();
     r.names.push_back(k.name());
     r.uops.push_back(k.linearize());
     r.srcs.push_back(cpu_renderer().render(r.names.back(), r.uops.back()).src);
@@ -87,7 +137,7 @@ void stage_build(benchmark::State& state, Builder build) {
   chain_input();
   var_input();
   for (auto _ : state) {
-    tg::Tensor t = build();
+    std::vector<tg::Tensor> t = build();
     benchmark::DoNotOptimize(t);
   }
 }
@@ -96,9 +146,11 @@ void stage_schedule(benchmark::State& state, Builder build) {
   size_t items = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto t = std::make_unique<tg::Tensor>(build());
+    auto t = std::make_unique<std::vector<tg::Tensor>>(build());
+    std::vector<tg::LBPtr> outs;
+    for (auto& x : *t) outs.push_back(x.lazydata());
     state.ResumeTiming();
-    auto sched = tg::create_schedule({t->lazydata()});
+    auto sched = tg::create_schedule(outs);
     benchmark::DoNotOptimize(sched);
     state.PauseTiming();  // freeing the graph is not scheduling
     items = sched.size();
@@ -115,6 +167,7 @@ void stage_linearize(benchmark::State& state, Builder build) {
   for (auto _ : state) {
     for (auto& ast : asts) {
       tg::Kernel k(ast, cpu_renderer());
+      if (!tg::NOOPT) k.hand_coded_optimizations();
       auto uops = k.linearize();
       n = uops.size();
       benchmark::DoNotOptimize(uops);
@@ -150,13 +203,16 @@ void stage_compile(benchmark::State& state, Builder build) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(stage_build, chain1000, build_chain1000)->Name("BM_chain1000_build")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(stage_schedule, chain1000, build_chain1000)->Name("BM_chain1000_schedule")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(stage_linearize, chain1000, build_chain1000)->Name("BM_chain1000_linearize")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(stage_render, chain1000, build_chain1000)->Name("BM_chain1000_render")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(stage_compile, chain1000, build_chain1000)->Name("BM_chain1000_compile")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(stage_build, var, build_var)->Name("BM_var_build")->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(stage_schedule, var, build_var)->Name("BM_var_schedule")->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(stage_linearize, var, build_var)->Name("BM_var_linearize")->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(stage_render, var, build_var)->Name("BM_var_render")->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(stage_compile, var, build_var)->Name("BM_var_compile")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(stage_build, chain1000, build_chain1000_outs)->Name("BM_chain1000_build")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(stage_schedule, chain1000, build_chain1000_outs)->Name("BM_chain1000_schedule")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(stage_linearize, chain1000, build_chain1000_outs)->Name("BM_chain1000_linearize")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(stage_render, chain1000, build_chain1000_outs)->Name("BM_chain1000_render")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(stage_compile, chain1000, build_chain1000_outs)->Name("BM_chain1000_compile")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(stage_build, var, build_var_outs)->Name("BM_var_build")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(stage_schedule, var, build_var_outs)->Name("BM_var_schedule")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(stage_linearize, var, build_var_outs)->Name("BM_var_linearize")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(stage_render, var, build_var_outs)->Name("BM_var_render")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(stage_compile, var, build_var_outs)->Name("BM_var_compile")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(stage_schedule, cnn, build_cnn)->Name("BM_cnn_schedule")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(stage_linearize, cnn, build_cnn)->Name("BM_cnn_linearize")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(stage_render, cnn, build_cnn)->Name("BM_cnn_render")->Unit(benchmark::kMillisecond);
