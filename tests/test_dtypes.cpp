@@ -334,7 +334,7 @@ template <class T> std::vector<std::vector<T>> run_kernel(const std::vector<Case
   int64_t n = static_cast<int64_t>(a.size()), k = static_cast<int64_t>(cases.size());
   std::vector<UOpPtr> uops;
   for (int64_t i = 0; i < k + 2; i++) uops.push_back(UOp::make(Ops::DEFINE_GLOBAL, dt.pointer(), {}, i));
-  UOpPtr gidx = UOp::make(Ops::SPECIAL, dtypes::int32, {}, VarArg{"gidx0", 0, n - 1});
+  UOpPtr gidx = UOp::make(Ops::SPECIAL, dtypes::int32, {}, SpecialArg{SpecialKind::GlobalIdx, 0, n});
   uops.push_back(gidx);
   auto load = [&](const UOpPtr& g) {
     UOpPtr idx = UOp::make(Ops::INDEX, g->dtype, {g, gidx}), ld = UOp::make(Ops::LOAD, dt, {idx});
@@ -501,8 +501,8 @@ TEST(DtypeCast, Int64ToFloatRoundsOnce) {
 TEST(DtypeLoopVars, Int64RangesAndSpecialsRenderAsLongLong) {
   // out[r] = r * 2^33 + g for r in [0, 3), one gidx g: index math in int64 throughout
   UOpPtr g0 = UOp::make(Ops::DEFINE_GLOBAL, dtypes::int64.pointer(), {}, int64_t{0});
-  UOpPtr g = UOp::make(Ops::SPECIAL, dtypes::int64, {}, VarArg{"gidx0", 0, 1});
-  UOpPtr r = UOp::make(Ops::RANGE, dtypes::int64, {UOp::cnst_int(dtypes::int64, 0), UOp::cnst_int(dtypes::int64, 3)}, int64_t{1});
+  UOpPtr g = UOp::make(Ops::SPECIAL, dtypes::int64, {}, SpecialArg{SpecialKind::GlobalIdx, 0, 2});
+  UOpPtr r = UOp::make(Ops::RANGE, dtypes::int64, {UOp::cnst_int(dtypes::int64, 0), UOp::cnst_int(dtypes::int64, 3)}, RangeArg{RangeKind::Loop, 1, 1, {}});
   UOpPtr v = r->mul(UOp::cnst_int(dtypes::int64, int64_t{1} << 33))->add(g);
   UOpPtr idx = r->mul(UOp::cnst_int(dtypes::int64, 2))->add(g);
   UOpPtr i0 = UOp::make(Ops::INDEX, g0->dtype, {g0, idx});

@@ -71,7 +71,7 @@ struct Evaluator {
 };
 
 UOpPtr range_var(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, int64_t(axis));
+  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -409,8 +409,8 @@ TEST(ShapeTracker, IndexBoundAndInt64Index) {
   EXPECT_EQ(st.index_bound(), 3 * big + 2);
   EXPECT_LE(ShapeTracker::from_shape({1 << 15, 1 << 15}).index_bound(), int64_t{INT32_MAX});
   for (DType dt : {dtypes::int64, dtypes::int32}) {
-    UOpPtr i0 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 4)}, int64_t{0});
-    UOpPtr i1 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 3)}, int64_t{1});
+    UOpPtr i0 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 4)}, RangeArg{RangeKind::Loop, 0, 0, {}});
+    UOpPtr i1 = UOp::make(Ops::RANGE, dt, {UOp::cnst_int(dt, 0), UOp::cnst_int(dt, 3)}, RangeArg{RangeKind::Loop, 1, 1, {}});
     auto [idx, valid] = st.to_indexed_uops({i0, i1}, dt);
     EXPECT_EQ(idx->dtype, dt);
     Evaluator ev({idx});

@@ -14,7 +14,7 @@ using namespace tg;
 
 namespace {
 UOpPtr range(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, int64_t{axis});
+  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
 }
 // Evaluates an integer expression with RANGE nodes bound to values.
 int64_t eval(const UOpPtr& u, const std::map<const UOp*, int64_t>& env) {

@@ -22,6 +22,9 @@ struct TypeError : Error { using Error::Error; };     // an argument of the wron
 struct RuntimeError : Error { using Error::Error; };  // the system failed (the compiler, a device), not a value
 struct IOError : RuntimeError { using RuntimeError::RuntimeError; };  // a file could not be opened, read or written
 struct JitError : Error { using Error::Error; };      // a TinyJit cannot capture or replay this call (tg/jit.h)
+// An optimization (OptOps: UPCAST, LOCAL, ...) that is not valid for a kernel or device. The heuristics
+// and BEAM skip such an action; every other error (a compiler's, a device's) still reaches the caller.
+struct KernelOptError : Error { using Error::Error; };
 
 namespace detail {
 template <class T> void put(std::ostringstream& os, const T& v) { os << v; }

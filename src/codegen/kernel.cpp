@@ -1,4 +1,5 @@
 #include "codegen/kernel.h"
+#include "codegen/passes.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -33,9 +34,6 @@ const char* optops_name(OptOps op) {
 
 std::string Opt::str() const { return std::string(optops_name(op)) + "(" + std::to_string(axis) + ", " + std::to_string(amount) + ")"; }
 
-int64_t reduce_arg(Ops op, size_t nvals) { return static_cast<int64_t>(op) | static_cast<int64_t>(nvals) << 8; }
-Ops reduce_op(const UOp& r) { return static_cast<Ops>(std::get<int64_t>(r.arg) & 0xff); }
-size_t reduce_nvals(const UOp& r) { return static_cast<size_t>(std::get<int64_t>(r.arg) >> 8); }
 
 Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&ren) {
   TG_ASSERT(ast_->op == Ops::SINK && ast_->src.size() == 1 && ast_->src[0]->op == Ops::STORE);
@@ -237,7 +235,7 @@ void Kernel::pad_to(int dim, int64_t amount) {
 void Kernel::apply_opt(const Opt& opt) {
   const char* opname = optops_name(opt.op);
   Shape full = full_shape();
-  auto fail = [&](const std::string& why) { TG_ERROR("apply_opt ", opt.str(), " on kernel ", name(), " of shape ", shape_str(full), " (", ren_->device(), "): ", why); };
+  auto fail = [&](const std::string& why) { TG_ERROR_AS(KernelOptError, "apply_opt ", opt.str(), " on kernel ", name(), " of shape ", shape_str(full), " (", ren_->device(), "): ", why); };
   for (int64_t d : full)
     if (d == 0) fail("the kernel has an empty dim");
   if (opt.op == OptOps::NOLOCALS) {
@@ -369,7 +367,7 @@ DType Kernel::index_dtype() const {
 }
 
 std::vector<UOpPtr> Kernel::linearize() const {
-  return tg::linearize(reduce_to_acc(vectorize(simplify(lower()), *ren_)));
+  return run_passes(*this, codegen_passes());
 }
 
 int64_t Kernel::estimate_ops() const {

@@ -6,9 +6,9 @@
 // part) and retypes them; apply_opt validates it first and throws tg::Error instead of producing wrong
 // code. Lowering turns axis types into UOps: SPECIAL for the dims the device launches, RANGE loops for
 // the other GLOBAL dims and (fresh for each REDUCE_AXIS) for the reduce dims, a RANGE around the
-// output loops for a BLOCK dim (the kernel adds each block's partial sum to its output), one value per index
-// of the UPCAST/UNROLL dims (register tiles). One UPCAST/UNROLL dim may become vector lanes: it is
-// lowered as a lane variable and vectorize() lifts whatever depends on it into vector UOps.
+// output loops for a BLOCK dim (the kernel adds each block's partial sum to its output), an UNROLL for
+// each UPCAST/UNROLL dim (a register tile: the expander makes one copy per index). One UPCAST/UNROLL
+// dim may become vector lanes (vector_dim): vectorize lifts whatever depends on it into vector UOps.
 #pragma once
 #include <string>
 #include <vector>
@@ -65,8 +65,10 @@ class Kernel {
   size_t num_views() const { return views_.size(); }
   DType view_dtype(size_t i) const;          // the element type of the buffer behind view i (void: a CONST)
 
-  UOpPtr lower() const;                     // SINK of STOREs over RANGE/SPECIAL/REDUCE (lowerer.cpp)
-  std::vector<UOpPtr> linearize() const;    // lowered, vectorized, simplified, ordered for rendering
+  UOpPtr lower() const;                     // the lowerer pass: SINK of STOREs over RANGE/SPECIAL/UNROLL (lowerer.cpp)
+  std::vector<UOpPtr> linearize() const;    // every pass of codegen/passes.h, then ordered for rendering
+  DType index_dtype() const;                // int32, or int64 when some index can reach 2^31
+  struct LoweringCtx;                       // the lowerer pass's context (lowerer.cpp)
   int64_t estimate_ops() const;             // ALU ops executed, for GFLOP/s and the thread-pool hint
   int64_t estimate_mem() const;             // bytes read and written
 
@@ -88,22 +90,6 @@ class Kernel {
   bool channel_tile(int64_t lanes);
   void pad_to(int dim, int64_t amount);
   int insert_point(AxisType t) const;       // where a new dim of this type goes
-  DType index_dtype() const;                // int32, or int64 when some index can reach 2^31
 };
-
-// The passes after lowering, in order (each a pure function of the graph; expander.cpp, linearize.cpp).
-// vectorize: lifts what depends on a lane variable into vector UOps of its width, splitting into lanes
-// the ops the renderer cannot run on vectors; reduce_to_acc: each REDUCE becomes DEFINE_ACC + ASSIGN
-// (MULACC for a float sum of products); linearize: orders the graph by loop scopes for rendering.
-UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren);
-UOpPtr reduce_to_acc(const UOpPtr& sink);
-std::vector<UOpPtr> linearize(const UOpPtr& sink);
-
-// REDUCE in lowered code: REDUCE(values..., RANGE..., [lane]) reduces its values (the unrolled ones,
-// combined in order) over its ranges (and, for a vector UNROLL, over the lanes). Its arg packs the op
-// and the number of values.
-int64_t reduce_arg(Ops op, size_t nvals);
-Ops reduce_op(const UOp& r);
-size_t reduce_nvals(const UOp& r);
 
 }  // namespace tg

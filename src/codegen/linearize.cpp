@@ -1,4 +1,5 @@
-// Orders a lowered kernel graph (after reduce_to_acc) into the list the renderer prints.
+// The linearizer (a walk, not a rewrite): orders a kernel graph (after reduce_to_acc) into the list the
+// renderer prints.
 //
 // Every UOp has a scope: the loops it must run inside. A RANGE's scope is itself, a SPECIAL's too (the
 // CPU runs it as the outermost loop), a DEFINE_ACC's the ranges of its reduce (the accumulating ops
@@ -13,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "codegen/kernel.h"
+#include "codegen/passes.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -21,6 +22,8 @@ namespace tg {
 namespace {
 
 using Scope = std::set<const UOp*>;
+
+int loop_order(const UOpPtr& range) { return std::get<RangeArg>(range->arg).order; }
 
 bool subset(const Scope& a, const Scope& b) { return std::includes(b.begin(), b.end(), a.begin(), a.end()); }
 
@@ -47,7 +50,7 @@ struct Linearizer {
 
   std::vector<UOpPtr> ranges_of(const UOpPtr& assign) const {
     std::vector<UOpPtr> r(assign->src[0]->src.begin() + 1, assign->src[0]->src.end());
-    std::sort(r.begin(), r.end(), [](const UOpPtr& a, const UOpPtr& b) { return std::get<int64_t>(a->arg) < std::get<int64_t>(b->arg); });
+    std::sort(r.begin(), r.end(), [](const UOpPtr& a, const UOpPtr& b) { return loop_order(a) < loop_order(b); });
     return r;
   }
 
@@ -128,7 +131,7 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
     if (u->op == Ops::SPECIAL || (u->op == Ops::RANGE && !reduce_ranges.count(u.get()))) outer.push_back(u);
   std::stable_sort(outer.begin(), outer.end(), [](const UOpPtr& a, const UOpPtr& b) {
     if ((a->op == Ops::SPECIAL) != (b->op == Ops::SPECIAL)) return a->op == Ops::SPECIAL;
-    return a->op == Ops::RANGE && std::get<int64_t>(a->arg) < std::get<int64_t>(b->arg);
+    return a->op == Ops::RANGE && loop_order(a) < loop_order(b);
   });
   Scope open;
   for (auto& u : outer) {

@@ -1,199 +1,182 @@
-// Kernel::lower: the AST, in kernel dims, as UOps over loop indices.
+// The lowerer pass: the kernel AST, in kernel dims, as UOps over loop indices (a graph_rewrite of the
+// AST, bottom-up).
 //
-// Every AST node is lowered in a context: one index UOp per dim. GLOBAL and LOCAL dims index with
-// SPECIAL (launched) or outer RANGE loops; a REDUCE_AXIS gives the dims it reduces fresh RANGEs of its
-// own (two reduces over one axis are two loops) and lowers its source once per index of its UNROLL
-// dims; the STORE is lowered once per index of the UPCAST dims. The vector dim, if any, is a lane
-// variable (DEFINE_VAR "lane...") that vectorize() lifts into vector UOps later. A BLOCK dim is an
-// outer RANGE like a GLOBAL one, numbered so that the linearizer opens it outside the GLOBAL loops;
-// the STORE then adds what the earlier blocks left in the output (read as 0 in the first block).
-// A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming (arg 1): the
-// renderer may write it around the caches (kStreamingBytes).
+// Every dim has an index UOp. GLOBAL and LOCAL dims index with SPECIAL (launched) or an outer RANGE
+// loop; a BLOCK dim is an outer RANGE too, ordered outside the GLOBAL loops (the STORE then adds what
+// the earlier blocks left in the output, read as 0 in the first block). UPCAST dims index with an
+// UNROLL, which the expander (or, for the vector dim, vectorize) resolves later. A reduce dim's index
+// is an unbound RANGE until the REDUCE_AXIS above it binds it: the REDUCE_AXIS substitutes fresh
+// RANGEs of its own (two reduces over one axis are two loops), and UNROLLs for its unrolled dims, into
+// its lowered source.
+//
+// A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming: the renderer
+// may write it around the caches (kStreamingBytes).
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 #include "codegen/kernel.h"
+#include "codegen/passes.h"
 #include "tg/error.h"
+#include "uop/rewrite.h"
 
 namespace tg {
 
 namespace {
-// Every assignment of values to `dims` (sizes from `full`), as lists of constants, first dim slowest.
-std::vector<std::vector<int64_t>> combos(const std::vector<int>& dims, const Shape& full) {
-  std::vector<std::vector<int64_t>> out{{}};
-  for (int d : dims) {
-    std::vector<std::vector<int64_t>> next;
-    for (auto& c : out)
-      for (int64_t v = 0; v < full[d]; v++) {
-        next.push_back(c);
-        next.back().push_back(v);
-      }
-    out = std::move(next);
-  }
-  return out;
-}
+
 // Outputs from this size on are written around the caches where the renderer can (non-temporal stores):
 // they would not stay in a typical last-level cache anyway, and a write that skips the cache does not
 // read each line in first, so a large elementwise kernel moves a third less memory.
 constexpr int64_t kStreamingBytes = int64_t{32} << 20;
+
+}  // namespace
+
+struct Kernel::LoweringCtx : RewriteContext {
+  const Kernel& k;
+  const std::vector<ShapeTracker>& sts;
+  Shape full;
+  DType idt;
+  std::vector<UOpPtr> idx;                         // each dim's index (reduce dims: unbound RANGEs)
+  std::unordered_map<const UOp*, size_t> view_index;
+  int reduces = 0;                                 // REDUCE_AXISes lowered so far
+
+  explicit LoweringCtx(const Kernel& k_) : k(k_), sts(k_.sts_), full(k_.full_shape()), idt(k_.index_dtype()) {
+    for (size_t i = 0; i < k.views_.size(); i++) view_index.emplace(k.views_[i].get(), i);
+  }
+
+  UOpPtr zero() const { return UOp::cnst_int(idt, 0); }
+  size_t view_of(const UOpPtr& view) const { return view_index.at(view.get()); }
+  // (buffer index, valid) of a view at the current indices; a dim of size 1 in the view indexes with 0
+  std::pair<UOpPtr, UOpPtr> indexed(const UOpPtr& view) const {
+    const ShapeTracker& st = sts[view_of(view)];
+    std::vector<UOpPtr> ix;
+    for (size_t d = 0; d < idx.size(); d++) ix.push_back(st.shape()[d] == 1 ? zero() : idx[d]);
+    return st.to_indexed_uops(ix, idt);
+  }
+  // a gated load's bound: the elements of its buffer the view may read, [0, real_size)
+  LoadArg readable(size_t view) const { return {sts[view].real_size()}; }
+  // the dims a REDUCE_AXIS reduces: reduce-typed dims whose AST axes are all among its axes
+  std::vector<int> reduced_dims(const ReduceArg& ra) const {
+    std::vector<int> out;
+    for (int d = 0; d < k.shape_len(); d++) {
+      AxisType t = k.axis_types()[d];
+      if (t != AxisType::REDUCE && t != AxisType::UNROLL && t != AxisType::GROUP_REDUCE) continue;
+      const std::vector<int>& origin = k.origin_[d];
+      if (std::all_of(origin.begin(), origin.end(), [&](int a) { return std::count(ra.axes.begin(), ra.axes.end(), a) > 0; }))
+        out.push_back(d);
+    }
+    return out;
+  }
+};
+
+namespace {
+
+using LoweringCtx = Kernel::LoweringCtx;
+using B = const Bindings&;
+
+UOpPtr lower_const(B b) {
+  auto& ctx = b.ctx<LoweringCtx>();
+  const UOpPtr& c = b["root"];
+  auto [i, valid] = ctx.indexed(b["view"]);
+  UOpPtr v = UOp::make(Ops::CONST, c->dtype, {}, c->arg);
+  return valid->is_const(1) ? v : valid->where(v, UOp::cnst(c->dtype, 0));
+}
+
+UOpPtr lower_load(B b) {
+  auto& ctx = b.ctx<LoweringCtx>();
+  const UOpPtr& ld = b["root"];
+  auto [i, valid] = ctx.indexed(b["view"]);
+  if (valid->is_const(0)) return UOp::cnst(ld->dtype, 0);
+  bool gather = ld->src.size() == 4;  // a data-dependent read: an offset from another buffer and its range check
+  if (gather) {
+    i = i->add(ld->src[2]->cast(ctx.idt));
+    valid = valid->and_(ld->src[3]);
+  }
+  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i});
+  if (valid->is_const(1)) return UOp::make(Ops::LOAD, ld->dtype, {index});
+  Arg bound = gather ? Arg{} : Arg{ctx.readable(ctx.view_of(b["view"]))};  // a gather's reach is unknown
+  return UOp::make(Ops::LOAD, ld->dtype, {index, valid}, bound);
+}
+
+UOpPtr lower_store(B b) {
+  auto& ctx = b.ctx<LoweringCtx>();
+  const Kernel& k = ctx.k;
+  auto [i, valid] = ctx.indexed(b["view"]);
+  if (valid->is_const(0)) return UOp::make(Ops::SINK, dtypes::void_, {});  // wholly in the padding (PADTO)
+  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i}), value = b["value"];
+  std::vector<int> block = k.dims_of(AxisType::BLOCK);
+  for (int d : block) {  // the sum so far (apply_opt allows one BLOCK dim)
+    UOpPtr earlier = ctx.idx[d]->ge(1);
+    value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)},
+                                 ctx.readable(k.output_view())));
+  }
+  std::vector<UOpPtr> s{index, value};
+  if (!valid->is_const(1)) s.push_back(valid);  // padded output (PADTO): store only the real part
+  bool streaming = block.empty() && ctx.readable(k.output_view()).readable * b["value"]->dtype.itemsize() >= kStreamingBytes;
+  return UOp::make(Ops::STORE, dtypes::void_, std::move(s), StoreArg{streaming});
+}
+
+// REDUCE(value, RANGE..., UNROLL...): the reduce's own loops and unrolled dims bound in its source
+UOpPtr lower_reduce_axis(B b) {
+  auto& ctx = b.ctx<LoweringCtx>();
+  const UOpPtr& r = b["root"];
+  const ReduceArg& ra = std::get<ReduceArg>(r->arg);
+  int id = ctx.reduces++, vdim = ctx.k.vector_dim();
+  std::unordered_map<const UOp*, UOpPtr> bind;
+  std::vector<UOpPtr> src{b["x"]}, unrolls;
+  for (int d : ctx.reduced_dims(ra)) {
+    int64_t n = ctx.full[d];
+    UOpPtr v;
+    if (n == 1) v = ctx.zero();
+    else if (d == vdim || ctx.k.axis_types()[d] == AxisType::UNROLL) unrolls.push_back(v = UOp::make(Ops::UNROLL, ctx.idt, {}, UnrollArg{d, n, d == vdim, id}));
+    else src.push_back(v = UOp::make(Ops::RANGE, ctx.idt, {ctx.zero(), UOp::cnst_int(ctx.idt, n)}, RangeArg{RangeKind::Reduce, d, d, id}));
+    bind.emplace(ctx.idx[d].get(), v);
+  }
+  src[0] = substitute(src[0], bind);
+  src.insert(src.end(), unrolls.begin(), unrolls.end());
+  return UOp::make(Ops::REDUCE, r->dtype, std::move(src), ReduceOpArg{ra.op, 1});
+}
+
+const PatternMatcher& pm_lowerer() {
+  static const PatternMatcher pm = PatternMatcher({
+      {UPat(Ops::CONST, {UPat::op(Ops::VIEW, "view")}), lower_const, "lower CONST"},
+      {UPat(Ops::LOAD, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW, "view")}), lower_load, "lower LOAD"},
+      {UPat(Ops::LOAD, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW, "view"), UPat::any(), UPat::any()}), lower_load, "lower gather LOAD"},
+      {UPat(Ops::STORE, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW, "view"), UPat::any("value")}), lower_store, "lower STORE"},
+      {UPat(Ops::REDUCE_AXIS, {UPat::any("x")}), lower_reduce_axis, "lower REDUCE_AXIS"},
+  }) + pm_flatten_sink();
+  return pm;
+}
+
 }  // namespace
 
 UOpPtr Kernel::lower() const {
-  struct Lowering {
-    const Kernel& k;
-    Shape full;
-    DType idt;
-    int vdim;
-    std::map<const UOp*, size_t> view_index;
-    // keyed by the index UOps themselves (held, so no freed node's address is reused as a key)
-    std::map<std::pair<const UOp*, std::vector<UOpPtr>>, UOpPtr> memo;
-    std::map<const UOp*, int> reduce_id;  // REDUCE_AXIS -> its number, for unique range names
-    std::map<size_t, int64_t> readable;     // view -> the elements of its buffer it may read (real_size)
-
-    // a gated load's arg: how much of its buffer the view may read ([0, real_size)), so that a vector
-    // of it can read masked lanes too (vectorize); once per view, not once per upcast index
-    Arg readable_arg(size_t view) {
-      auto it = readable.find(view);
-      if (it == readable.end()) it = readable.emplace(view, k.sts_[view].real_size()).first;
-      return Arg{it->second};
-    }
-
-    UOpPtr zero() const { return UOp::cnst_int(idt, 0); }
-    std::pair<UOpPtr, UOpPtr> indexed(const UOpPtr& view, const std::vector<UOpPtr>& idx) const {
-      const ShapeTracker& st = k.sts_[view_index.at(view.get())];
-      std::vector<UOpPtr> ix;
-      for (size_t d = 0; d < idx.size(); d++) ix.push_back(st.shape()[d] == 1 ? zero() : idx[d]);
-      return st.to_indexed_uops(ix, idt);
-    }
-    // the dims a REDUCE_AXIS reduces: reduce-typed dims whose AST axes are all among its axes
-    std::vector<int> reduced_dims(const ReduceArg& ra) const {
-      std::vector<int> out;
-      for (int d = 0; d < k.shape_len(); d++) {
-        AxisType t = k.types_[d];
-        if (t != AxisType::REDUCE && t != AxisType::UNROLL && t != AxisType::GROUP_REDUCE) continue;
-        bool all = true;
-        for (int a : k.origin_[d]) all &= std::count(ra.axes.begin(), ra.axes.end(), a) > 0;
-        if (all) out.push_back(d);
-      }
-      return out;
-    }
-
-    UOpPtr node(const UOpPtr& u, const std::vector<UOpPtr>& idx) {
-      auto mk = std::make_pair(u.get(), idx);
-      if (auto it = memo.find(mk); it != memo.end()) return it->second;
-      UOpPtr r;
-      switch (u->op) {
-        case Ops::CONST: {
-          auto [i, valid] = indexed(u->src[0], idx);
-          UOpPtr c = UOp::make(Ops::CONST, u->dtype, {}, u->arg);
-          r = valid->is_const(1) ? c : valid->where(c, UOp::cnst(u->dtype, 0));
-          break;
-        }
-        case Ops::LOAD: {
-          auto [i, valid] = indexed(u->src[1], idx);
-          if (valid->is_const(0)) { r = UOp::cnst(u->dtype, 0); break; }
-          // a gather's data-dependent load: an offset read from another buffer, and whether it is in range
-          if (u->src.size() == 4) { i = i->add(node(u->src[2], idx)->cast(idt)); valid = valid->and_(node(u->src[3], idx)); }
-          UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i});
-          Arg bound = u->src.size() == 4 ? Arg{} : readable_arg(view_index.at(u->src[1].get()));  // a gather's is unknown
-          r = valid->is_const(1) ? UOp::make(Ops::LOAD, u->dtype, {index}) : UOp::make(Ops::LOAD, u->dtype, {index, valid}, bound);
-          break;
-        }
-        case Ops::STORE: {
-          auto [i, valid] = indexed(u->src[1], idx);
-          if (valid->is_const(0)) break;  // wholly in the padding (PADTO): nothing to store
-          UOpPtr index = UOp::make(Ops::INDEX, u->src[0]->dtype, {u->src[0], i}), value = node(u->src[2], idx);
-          for (int d : k.dims_of(AxisType::BLOCK)) {  // the sum so far (apply_opt allows one BLOCK dim)
-            UOpPtr earlier = idx[d]->ge(1);
-            value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)},
-                                         readable_arg(k.output_view())));
-          }
-          std::vector<UOpPtr> s{index, value};
-          if (!valid->is_const(1)) s.push_back(valid);  // padded output (PADTO): store only the real part
-          bool streaming = valid->is_const(1) && k.dims_of(AxisType::BLOCK).empty() &&
-                           std::get<int64_t>(readable_arg(k.output_view())) * u->src[2]->dtype.itemsize() >= kStreamingBytes;
-          r = UOp::make(Ops::STORE, dtypes::void_, std::move(s), streaming ? Arg{int64_t{1}} : Arg{});
-          break;
-        }
-        case Ops::REDUCE_AXIS: {
-          const ReduceArg& ra = std::get<ReduceArg>(u->arg);
-          int id = reduce_id.emplace(u.get(), static_cast<int>(reduce_id.size())).first->second;
-          std::vector<UOpPtr> inner = idx, ranges, unrolled_vals;
-          std::vector<int> unroll;
-          UOpPtr lane;
-          for (int d : reduced_dims(ra)) {
-            if (full[d] == 1) inner[d] = zero();
-            else if (d == vdim) inner[d] = lane = UOp::make(Ops::DEFINE_VAR, idt, {}, VarArg{"lane" + std::to_string(id + 1), 0, full[d] - 1});
-            else if (k.types_[d] == AxisType::UNROLL) unroll.push_back(d);
-            else {
-              inner[d] = UOp::make(Ops::RANGE, idt, {zero(), UOp::cnst_int(idt, full[d])}, int64_t{100 * (id + 1) + d});
-              ranges.push_back(inner[d]);
-            }
-          }
-          std::vector<UOpPtr> s;
-          for (auto& c : combos(unroll, full)) {
-            for (size_t j = 0; j < unroll.size(); j++) inner[unroll[j]] = UOp::cnst_int(idt, c[j]);
-            s.push_back(node(u->src[0], inner));
-          }
-          size_t nvals = s.size();
-          s.insert(s.end(), ranges.begin(), ranges.end());
-          if (lane) s.push_back(lane);
-          r = UOp::make(Ops::REDUCE, u->dtype, std::move(s), reduce_arg(ra.op, nvals));
-          break;
-        }
-        case Ops::VIEW: case Ops::DEFINE_GLOBAL: r = u; break;
-        default: {
-          std::vector<UOpPtr> s;
-          for (auto& x : u->src) s.push_back(node(x, idx));
-          r = UOp::make(u->op, u->dtype, std::move(s), u->arg);
-        }
-      }
-      memo.emplace(std::move(mk), r);
-      return r;
-    }
-  };
-
-  Lowering L{*this, full_shape(), index_dtype(), vector_dim(), {}, {}, {}, {}};
-  for (size_t i = 0; i < views_.size(); i++) L.view_index.emplace(views_[i].get(), i);
+  LoweringCtx ctx(*this);
   int n = shape_len(), nspecial = 0, nlocal = 0;
-  std::vector<UOpPtr> idx(n, L.zero());
-  // the outer RANGEs' numbers give their loop order: BLOCK dims outside the GLOBAL ones
-  std::vector<int64_t> loop_number(n);
-  int64_t nloops = 0;
+  ctx.idx.assign(n, ctx.zero());
+  // the outer loops' order: BLOCK dims outside the GLOBAL ones
+  std::vector<int> loop_order(n);
+  int nloops = 0;
   for (AxisType t : {AxisType::BLOCK, AxisType::GLOBAL})
-    for (int d : dims_of(t)) loop_number[d] = nloops++;
-  auto outer_range = [&](int d) { return UOp::make(Ops::RANGE, L.idt, {L.zero(), UOp::cnst_int(L.idt, L.full[d])}, loop_number[d]); };
-  std::vector<int> upcast;
+    for (int d : dims_of(t)) loop_order[d] = nloops++;
+  auto range = [&](int d, RangeKind kind, int order) {
+    return UOp::make(Ops::RANGE, ctx.idt, {ctx.zero(), UOp::cnst_int(ctx.idt, ctx.full[d])}, RangeArg{kind, d, order, {}});
+  };
+  int vdim = vector_dim();
   for (int d = 0; d < n; d++) {
-    int64_t s = L.full[d];
+    int64_t s = ctx.full[d];
+    if (s == 1) continue;
     switch (types_[d]) {
       case AxisType::GLOBAL:
-        if (s == 1) break;
-        if (nspecial < ren_->global_max_dims())
-          idx[d] = UOp::make(Ops::SPECIAL, L.idt, {}, VarArg{"gidx" + std::to_string(nspecial++), 0, s - 1});
-        else
-          idx[d] = outer_range(d);
+        ctx.idx[d] = nspecial < ren_->global_max_dims() ? UOp::make(Ops::SPECIAL, ctx.idt, {}, SpecialArg{SpecialKind::GlobalIdx, nspecial++, s})
+                                                        : range(d, RangeKind::Loop, loop_order[d]);
         break;
-      case AxisType::BLOCK:
-        if (s > 1) idx[d] = outer_range(d);
-        break;
-      case AxisType::LOCAL:
-        if (s > 1) idx[d] = UOp::make(Ops::SPECIAL, L.idt, {}, VarArg{"lidx" + std::to_string(nlocal++), 0, s - 1});
-        break;
-      case AxisType::UPCAST:
-        if (s == 1) break;
-        if (d == L.vdim) idx[d] = UOp::make(Ops::DEFINE_VAR, L.idt, {}, VarArg{"lane0", 0, s - 1});
-        else upcast.push_back(d);
-        break;
-      default: break;  // reduce dims: 0 outside their reduce
+      case AxisType::BLOCK: ctx.idx[d] = range(d, RangeKind::Loop, loop_order[d]); break;
+      case AxisType::LOCAL: ctx.idx[d] = UOp::make(Ops::SPECIAL, ctx.idt, {}, SpecialArg{SpecialKind::LocalIdx, nlocal++, s}); break;
+      case AxisType::UPCAST: ctx.idx[d] = UOp::make(Ops::UNROLL, ctx.idt, {}, UnrollArg{d, s, d == vdim, {}}); break;
+      default: ctx.idx[d] = range(d, RangeKind::Reduce, d);  // unbound until the REDUCE_AXIS that reduces it
     }
   }
-  std::vector<UOpPtr> stores;
-  for (auto& c : combos(upcast, L.full)) {
-    for (size_t j = 0; j < upcast.size(); j++) idx[upcast[j]] = UOp::cnst_int(L.idt, c[j]);
-    if (UOpPtr st = L.node(ast_->src[0], idx)) stores.push_back(st);
-  }
-  return UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
+  return graph_rewrite(ast_, pm_lowerer(), &ctx, {.name = "lowerer"});
 }
 
 }  // namespace tg

@@ -14,7 +14,7 @@ namespace tg {
   /* kernel code */                                                                               \
   X(DEFINE_GLOBAL, Define) X(DEFINE_VAR, Define) X(DEFINE_ACC, Define) X(SPECIAL, Define)          \
   X(RANGE, Define) X(ENDRANGE, Meta) X(DEFINE_LOCAL, Define) X(BARRIER, Meta) X(IF, Meta)           \
-  X(ENDIF, Meta) X(INDEX, Meta) X(REDUCE, Reduce) X(ASSIGN, Meta)                                  \
+  X(ENDIF, Meta) X(INDEX, Meta) X(REDUCE, Reduce) X(ASSIGN, Meta) X(UNROLL, Meta)                                  \
   X(VECTORIZE, Meta) X(GEP, Meta) X(CAST, Cast) X(BITCAST, Cast)                                   \
   /* unary ALU */                                                                                 \
   X(EXP2, Unary) X(LOG2, Unary) X(SIN, Unary) X(COS, Unary) X(TAN, Unary) X(SQRT, Unary) X(RECIP, Unary) \

@@ -29,6 +29,8 @@ bool arg_equal(const Arg& a, const Arg& b) {
   return a == b;
 }
 
+template <class T> concept TypedArg = requires(const T& t) { t.hash(); t.str(); };
+
 static uint64_t arg_hash(const Arg& a) {
   uint64_t h = a.index();
   std::visit([&](const auto& v) {
@@ -36,12 +38,8 @@ static uint64_t arg_hash(const Arg& a) {
     if constexpr (std::is_same_v<T, int64_t>) h = hash_combine(h, static_cast<uint64_t>(v));
     else if constexpr (std::is_same_v<T, double>) { uint64_t bits; std::memcpy(&bits, &v, 8); h = hash_combine(h, bits); }
     else if constexpr (std::is_same_v<T, std::string>) h = fnv1a(v, h);
-    else if constexpr (std::is_same_v<T, ReduceArg>) {
-      h = hash_combine(h, static_cast<uint64_t>(v.op));
-      for (int ax : v.axes) h = hash_combine(h, static_cast<uint64_t>(ax));
-    } else if constexpr (std::is_same_v<T, VarArg>) {
-      h = hash_combine(fnv1a(v.name, h), hash_combine(static_cast<uint64_t>(v.min), static_cast<uint64_t>(v.max)));
-    } else if constexpr (std::is_same_v<T, std::shared_ptr<const ArgObject>>) { if (v) h = hash_combine(h, v->hash()); }
+    else if constexpr (TypedArg<T>) h = hash_combine(h, v.hash());
+    else if constexpr (std::is_same_v<T, std::shared_ptr<const ArgObject>>) { if (v) h = hash_combine(h, v->hash()); }
   }, a);
   return h;
 }
@@ -54,15 +52,49 @@ std::string arg_str(const Arg& a) {
     else if constexpr (std::is_same_v<T, int64_t>) os << v;
     else if constexpr (std::is_same_v<T, double>) os << v;
     else if constexpr (std::is_same_v<T, std::string>) os << '"' << v << '"';
-    else if constexpr (std::is_same_v<T, ReduceArg>) {
-      os << op_name(v.op) << " axes=(";
-      for (size_t i = 0; i < v.axes.size(); i++) os << (i ? "," : "") << v.axes[i];
-      os << ")";
-    } else if constexpr (std::is_same_v<T, VarArg>) os << v.name << "[" << v.min << "," << v.max << "]";
+    else if constexpr (TypedArg<T>) return v.str();
     else if constexpr (std::is_same_v<T, std::shared_ptr<const ArgObject>>) os << (v ? v->str() : "null");
     return os.str();
   }, a);
 }
+
+// ---- typed args -----------------------------------------------------------------------------------
+
+static uint64_t hash_opt(uint64_t h, const std::optional<int>& o) { return hash_combine(h, o ? static_cast<uint64_t>(*o) + 1 : 0); }
+
+uint64_t ReduceArg::hash() const {
+  uint64_t h = static_cast<uint64_t>(op);
+  for (int ax : axes) h = hash_combine(h, static_cast<uint64_t>(ax));
+  return h;
+}
+std::string ReduceArg::str() const {
+  std::string s = std::string(op_name(op)) + " axes=(";
+  for (size_t i = 0; i < axes.size(); i++) s += (i ? "," : "") + std::to_string(axes[i]);
+  return s + ")";
+}
+uint64_t VarArg::hash() const { return hash_combine(fnv1a(name, 0), hash_combine(static_cast<uint64_t>(min), static_cast<uint64_t>(max))); }
+std::string VarArg::str() const { return name + "[" + std::to_string(min) + "," + std::to_string(max) + "]"; }
+uint64_t SpecialArg::hash() const { return hash_combine(hash_combine(static_cast<uint64_t>(kind), static_cast<uint64_t>(axis)), static_cast<uint64_t>(size)); }
+std::string SpecialArg::name() const { return (kind == SpecialKind::GlobalIdx ? "gidx" : "lidx") + std::to_string(axis); }
+std::string SpecialArg::str() const { return name() + "<" + std::to_string(size); }
+uint64_t RangeArg::hash() const {
+  return hash_opt(hash_combine(hash_combine(static_cast<uint64_t>(kind), static_cast<uint64_t>(dim)), static_cast<uint64_t>(order)), reduce);
+}
+std::string RangeArg::name() const { return "ridx" + std::to_string(dim) + (reduce ? "_" + std::to_string(*reduce) : ""); }
+std::string RangeArg::str() const {
+  return std::string(kind == RangeKind::Loop ? "loop" : "reduce") + " dim=" + std::to_string(dim) + " order=" + std::to_string(order) +
+         (reduce ? " of reduce " + std::to_string(*reduce) : kind == RangeKind::Reduce ? " unbound" : "");
+}
+uint64_t UnrollArg::hash() const { return hash_opt(hash_combine(hash_combine(static_cast<uint64_t>(dim), static_cast<uint64_t>(size)), vector), reduce); }
+std::string UnrollArg::str() const {
+  return "dim=" + std::to_string(dim) + " size=" + std::to_string(size) + (vector ? " vector" : "") + (reduce ? " of reduce " + std::to_string(*reduce) : "");
+}
+uint64_t ReduceOpArg::hash() const { return hash_combine(static_cast<uint64_t>(op), static_cast<uint64_t>(nvals)); }
+std::string ReduceOpArg::str() const { return std::string(op_name(op)) + " of " + std::to_string(nvals); }
+uint64_t LoadArg::hash() const { return static_cast<uint64_t>(readable); }
+std::string LoadArg::str() const { return "readable=" + std::to_string(readable); }
+uint64_t StoreArg::hash() const { return streaming; }
+std::string StoreArg::str() const { return streaming ? "streaming" : ""; }
 
 // ---- bounds ---------------------------------------------------------------------------------------
 
@@ -85,7 +117,9 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
   switch (op) {
     case Ops::CONST: { int64_t v = std::get<int64_t>(arg); return {v, v}; }
     case Ops::RANGE: return {s[0]->vmin, s[1]->vmax - 1};
-    case Ops::SPECIAL: case Ops::DEFINE_VAR: { auto& v = std::get<VarArg>(arg); return {v.min, v.max}; }
+    case Ops::DEFINE_VAR: { auto& v = std::get<VarArg>(arg); return {v.min, v.max}; }
+    case Ops::SPECIAL: return {0, std::get<SpecialArg>(arg).size - 1};
+    case Ops::UNROLL: return {0, std::get<UnrollArg>(arg).size - 1};
     case Ops::ADD: return clamp(static_cast<__int128>(s[0]->vmin) + s[1]->vmin, static_cast<__int128>(s[0]->vmax) + s[1]->vmax);
     case Ops::MUL: {
       __int128 c[4] = {static_cast<__int128>(s[0]->vmin) * s[1]->vmin, static_cast<__int128>(s[0]->vmin) * s[1]->vmax,
@@ -267,8 +301,10 @@ std::string render_expr(const UOpPtr& u) {
       os << u->const_value();
       return os.str();
     }
-    case Ops::RANGE: return "ridx" + std::to_string(std::get<int64_t>(u->arg));
-    case Ops::SPECIAL: case Ops::DEFINE_VAR: return std::get<VarArg>(u->arg).name;
+    case Ops::RANGE: return std::get<RangeArg>(u->arg).name();
+    case Ops::SPECIAL: return std::get<SpecialArg>(u->arg).name();
+    case Ops::DEFINE_VAR: return std::get<VarArg>(u->arg).name;
+    case Ops::UNROLL: return "unroll" + std::to_string(std::get<UnrollArg>(u->arg).dim);
     case Ops::WHERE: return "(" + render_expr(u->src[0]) + "?" + render_expr(u->src[1]) + ":" + render_expr(u->src[2]) + ")";
     case Ops::NEG: return "(-" + render_expr(u->src[0]) + ")";
     case Ops::MAX: return "max(" + render_expr(u->src[0]) + "," + render_expr(u->src[1]) + ")";

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -26,19 +27,91 @@ struct ArgObject {
   virtual std::string str() const = 0;
 };
 
+// Typed args: what a node's arg means is its type, never a packed integer or a name's prefix. Each has
+// ==, hash() and str() (arg_equal, the hash-consing and printing use them).
+
 struct ReduceArg {   // REDUCE_AXIS: the binary op (ADD or MAX) and the axes it reduces
   Ops op;
   std::vector<int> axes;
   bool operator==(const ReduceArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
 };
-struct VarArg {      // DEFINE_VAR and SPECIAL: a named integer in [min, max]
+struct VarArg {      // DEFINE_VAR: a named integer in [min, max] (a symbolic variable)
   std::string name;
   int64_t min, max;
   bool operator==(const VarArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
+};
+// SPECIAL: an index the device launches: a global index (the CPU's thread pool splits it) or a local
+// one (a work-item in a group); axis: which launch dim; the index is in [0, size).
+enum class SpecialKind : uint8_t { GlobalIdx, LocalIdx };
+struct SpecialArg {
+  SpecialKind kind;
+  int axis;
+  int64_t size;
+  bool operator==(const SpecialArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
+  std::string name() const;  // "gidx0", "lidx1"
+};
+// RANGE(start, end): a loop index. A Loop range walks an output dim (a GLOBAL dim that is not launched,
+// or a BLOCK dim); a Reduce range a dim that the REDUCE_AXIS `reduce` (numbered in lowering order) sums
+// over; two reduces over one dim are two loops. `reduce` is empty only inside the lowerer, for a reduce
+// dim's index before its REDUCE_AXIS binds it. `order` orders the loops of one nest: lower opens outside.
+enum class RangeKind : uint8_t { Loop, Reduce };
+struct RangeArg {
+  RangeKind kind;
+  int dim;                    // the kernel dim
+  int order;
+  std::optional<int> reduce;  // Reduce ranges: the owning REDUCE_AXIS
+  bool operator==(const RangeArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
+  std::string name() const;   // the loop variable's name: "ridx3", "ridx3_1" (dim 3 of reduce 1)
+};
+// UNROLL: stands for every index of an UPCAST or UNROLL dim at once (a register tile) until a pass
+// expands it: the expander makes one copy per index, or, for the one dim that becomes vector lanes
+// (`vector`), vectorize lifts what depends on it into vector UOps. `reduce`: the REDUCE_AXIS whose
+// unrolled dim it is (empty for an UPCAST dim).
+struct UnrollArg {
+  int dim;
+  int64_t size;
+  bool vector;
+  std::optional<int> reduce;
+  bool operator==(const UnrollArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
+};
+// REDUCE (lowered code): combines its first `nvals` sources with `op` (ADD or MAX), over the loops of its
+// RANGE sources after them (and over the lanes of an UNROLL source, last, when it has one).
+struct ReduceOpArg {
+  Ops op;
+  int nvals;
+  bool operator==(const ReduceOpArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
+};
+// LOAD (gated): the elements of its buffer the view may read, [0, readable); a vector of a gated load
+// may then read its masked lanes in one go when they stay inside.
+struct LoadArg {
+  int64_t readable;
+  bool operator==(const LoadArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
+};
+// STORE: streaming marks a large output the kernel writes once: the renderer may write it around the
+// caches (a non-temporal store).
+struct StoreArg {
+  bool streaming;
+  bool operator==(const StoreArg&) const = default;
+  uint64_t hash() const;
+  std::string str() const;
 };
 
-using Arg = std::variant<std::monostate, int64_t, double, std::string, ReduceArg, VarArg,
-                         std::shared_ptr<const ArgObject>>;
+using Arg = std::variant<std::monostate, int64_t, double, std::string, ReduceArg, VarArg, SpecialArg, RangeArg,
+                         UnrollArg, ReduceOpArg, LoadArg, StoreArg, std::shared_ptr<const ArgObject>>;
 bool arg_equal(const Arg& a, const Arg& b);
 std::string arg_str(const Arg& a);
 

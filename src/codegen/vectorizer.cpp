@@ -1,0 +1,255 @@
+// The vectorize pass: the vector dim's UNROLL (its lanes) lifted into vector UOps of its width.
+//
+// Bottom-up: a node that has a lane-dependent source (the UNROLL itself, or a vector made here) is
+// lifted when it is reached. Index math (no value from memory in it) is taken lane by lane, each lane's
+// scalar folded with its constant, so that a LOAD or STORE can see whether its lanes are consecutive:
+// then it is one vector access (under a lane mask when only the gate differs), else one access per
+// lane. Values become vector ops where the renderer has them (vector_alu), else VECTORIZEs of scalar
+// ops on the lanes (GEP). A REDUCE accumulates a vector, or, over its own lanes (a vector UNROLL of a
+// reduce dim), ends with a horizontal fold.
+#include <algorithm>
+#include <unordered_map>
+
+#include "codegen/passes.h"
+#include "renderer/renderer.h"
+#include "tg/error.h"
+
+namespace tg {
+
+namespace {
+
+struct VectorizeCtx : RewriteContext {
+  const Renderer& ren;
+  std::unordered_map<const UOp*, bool> reads_memo;
+  std::vector<UOpPtr> keep;  // memo keys stay alive, so no address is reused
+  explicit VectorizeCtx(const Renderer& r) : ren(r) {}
+
+  // Whether u's value comes from memory (a LOAD or a REDUCE in it): index math does not.
+  bool reads(const UOpPtr& u) {
+    std::vector<std::pair<const UOpPtr*, bool>> stack{{&u, false}};
+    while (!stack.empty()) {
+      auto [x, expanded] = stack.back();
+      stack.pop_back();
+      if (reads_memo.count(x->get())) continue;
+      if ((*x)->op == Ops::LOAD || (*x)->op == Ops::REDUCE) { reads_memo[x->get()] = true; keep.push_back(*x); continue; }
+      if (!expanded) {
+        stack.push_back({x, true});
+        for (auto& s : (*x)->src)
+          if (!reads_memo.count(s.get())) stack.push_back({&s, false});
+        continue;
+      }
+      bool r = std::any_of((*x)->src.begin(), (*x)->src.end(), [&](const UOpPtr& s) { return reads_memo.at(s.get()); });
+      reads_memo[x->get()] = r;
+      keep.push_back(*x);
+    }
+    return reads_memo.at(u.get());
+  }
+  bool can_vector(DType d, int64_t w) const {
+    return (d.is_float() || d.is_int()) && d.scalar != Scalar::Float16 && w * d.itemsize() <= ren.max_vector_bytes();
+  }
+};
+
+using B = const Bindings&;
+
+bool is_lanes(const UOpPtr& u) { return u->op == Ops::UNROLL && std::get<UnrollArg>(u->arg).vector; }
+// The number of lanes u's value has (0: lane-free).
+int64_t width(const UOpPtr& u) { return is_lanes(u) ? std::get<UnrollArg>(u->arg).size : u->dtype.count > 1 ? u->dtype.count : 0; }
+int64_t width_of_srcs(const UOp& u, size_t begin = 0, size_t end = SIZE_MAX) {
+  for (size_t i = begin; i < std::min(end, u.src.size()); i++)
+    if (int64_t w = width(u.src[i])) return w;
+  return 0;
+}
+// Lane l of u's value.
+UOpPtr lane(const UOpPtr& u, int64_t l) {
+  if (is_lanes(u)) return UOp::cnst_int(u->dtype, l);
+  if (u->op == Ops::VECTORIZE) return u->src[static_cast<size_t>(l)];
+  if (u->dtype.count > 1) return UOp::make(Ops::GEP, u->dtype.base(), {u}, l);
+  return u;
+}
+UOpPtr broadcast(const UOpPtr& s, int64_t w) { return UOp::make(Ops::VECTORIZE, s->dtype.vec(static_cast<int>(w)), std::vector<UOpPtr>(w, s)); }
+// u's value as a vector of w lanes.
+UOpPtr vec(const UOpPtr& u, int64_t w) {
+  if (is_lanes(u)) {
+    std::vector<UOpPtr> c;
+    for (int64_t l = 0; l < w; l++) c.push_back(UOp::cnst_int(u->dtype, l));
+    return UOp::make(Ops::VECTORIZE, u->dtype.vec(static_cast<int>(w)), std::move(c));
+  }
+  return u->dtype.count > 1 ? u : broadcast(u, w);
+}
+// u with each lane computed on its own: VECTORIZE(op(lane l of each source) for each lane l)
+UOpPtr per_lane(const UOpPtr& u, int64_t w) {
+  std::vector<UOpPtr> lanes;
+  for (int64_t l = 0; l < w; l++) {
+    std::vector<UOpPtr> s;
+    for (auto& x : u->src) s.push_back(lane(x, l));
+    lanes.push_back(UOp::make(u->op, u->dtype, std::move(s), u->arg));
+  }
+  return UOp::make(Ops::VECTORIZE, u->dtype.vec(static_cast<int>(w)), std::move(lanes));
+}
+UOpPtr fold(Ops op, const std::vector<UOpPtr>& vals) {
+  UOpPtr r = vals[0];
+  for (size_t i = 1; i < vals.size(); i++) r = r->alu(op, vals[i]);
+  return r;
+}
+
+UOpPtr lift_alu(B b) {
+  auto& ctx = b.ctx<VectorizeCtx>();
+  const UOpPtr& u = b["root"];
+  int64_t w = width_of_srcs(*u);
+  if (!w || u->dtype.count > 1) return nullptr;
+  bool vector_op = (is_alu(u->op) || u->op == Ops::CAST) && ctx.reads(u) && ctx.can_vector(u->dtype, w) && ctx.ren.vector_alu(u->op, u->dtype) &&
+                   std::all_of(u->src.begin(), u->src.end(), [&](const UOpPtr& x) { return ctx.can_vector(x->dtype.base(), w) && x->dtype.base() == u->dtype; });
+  if (!vector_op) return per_lane(u, w);  // index math, or an op the device has no vector form of
+  std::vector<UOpPtr> s;
+  for (auto& x : u->src) s.push_back(vec(x, w));
+  return UOp::make(u->op, u->dtype.vec(static_cast<int>(w)), std::move(s), u->arg);
+}
+
+// Each lane's index and gate, and whether they make one contiguous access with one gate.
+struct Access {
+  std::vector<UOpPtr> idx, valid;
+  bool contiguous = true;
+};
+Access access(const UOpPtr& idx, const UOpPtr& valid, int64_t w) {
+  Access a;
+  for (int64_t l = 0; l < w; l++) {
+    a.idx.push_back(lane(idx, l));
+    a.valid.push_back(valid ? lane(valid, l) : nullptr);
+    a.contiguous = a.contiguous && a.valid[l] == a.valid[0] && a.idx[l] == simplify(a.idx[0]->add(l));
+  }
+  return a;
+}
+
+UOpPtr lift_load(B b) {
+  auto& ctx = b.ctx<VectorizeCtx>();
+  const UOpPtr& u = b["root"];
+  const UOpPtr &index = b["index"], &buf = index->src[0], &idx = index->src[1];
+  UOpPtr valid = u->src.size() > 1 ? u->src[1] : nullptr;
+  int64_t w = width(idx) ? width(idx) : valid ? width(valid) : 0;
+  if (!w || u->dtype.count > 1) return nullptr;
+  Access a = access(idx, valid, w);
+  DType vdt = u->dtype.vec(static_cast<int>(w));
+  if (a.contiguous && ctx.can_vector(u->dtype, w)) {
+    std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]})};
+    if (valid) s.push_back(a.valid[0]);
+    return UOp::make(Ops::LOAD, vdt, std::move(s));
+  }
+  // the lanes that may read at consecutive indices (a lane that never reads may have any index: the
+  // mask drops what the vector read finds there)
+  auto never = [&](int64_t l) { return valid && a.valid[l]->is_const(0); };
+  int64_t first = 0;
+  while (first < w && never(first)) first++;
+  bool contiguous_idx = first < w;
+  UOpPtr base = contiguous_idx ? simplify(a.idx[first]->add(-first)) : nullptr;
+  for (int64_t l = first + 1; l < w && contiguous_idx; l++) contiguous_idx = never(l) || a.idx[l] == simplify(base->add(l));
+  if (contiguous_idx && valid && std::holds_alternative<LoadArg>(u->arg) && ctx.can_vector(u->dtype, w)) {
+    // one vector read under a lane mask (0 / all ones, an integer of the element's width); the read
+    // stays within the readable part of the buffer (the arg), or the renderer reads lane by lane
+    DType mt = mask_dtype(u->dtype);
+    std::vector<UOpPtr> mask;
+    for (int64_t l = 0; l < w; l++) mask.push_back(simplify(a.valid[l]->where(UOp::cnst_int(mt, -1), UOp::cnst_int(mt, 0))));
+    UOpPtr m = UOp::make(Ops::VECTORIZE, mt.vec(static_cast<int>(w)), std::move(mask));
+    return UOp::make(Ops::LOAD, vdt, {UOp::make(Ops::INDEX, index->dtype, {buf, base}), m}, u->arg);
+  }
+  std::vector<UOpPtr> lanes;
+  for (int64_t l = 0; l < w; l++) {
+    std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[l]})};
+    if (valid && !a.valid[l]->is_const(1)) s.push_back(a.valid[l]);
+    lanes.push_back(never(l) ? UOp::cnst(u->dtype, 0) : UOp::make(Ops::LOAD, u->dtype, std::move(s)));
+  }
+  return UOp::make(Ops::VECTORIZE, vdt, std::move(lanes));
+}
+
+UOpPtr lift_store(B b) {
+  auto& ctx = b.ctx<VectorizeCtx>();
+  const UOpPtr& u = b["root"];
+  const UOpPtr &index = b["index"], &buf = index->src[0], &idx = index->src[1], &val = u->src[1];
+  UOpPtr valid = u->src.size() > 2 ? u->src[2] : nullptr;
+  // lifted when its address or gate has lanes (a STORE of a vector at one address is a vector store)
+  int64_t w = std::max(width(idx), valid ? width(valid) : 0);
+  if (!w) return nullptr;
+  Access a = access(idx, valid, w);
+  if (a.contiguous && ctx.can_vector(val->dtype.base(), w)) {
+    std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[0]}), vec(val, w)};
+    if (valid) s.push_back(a.valid[0]);
+    return UOp::make(Ops::STORE, dtypes::void_, std::move(s), u->arg);  // streaming or not
+  }
+  std::vector<UOpPtr> stores;
+  for (int64_t l = 0; l < w; l++) {
+    if (valid && a.valid[l]->is_const(0)) continue;
+    std::vector<UOpPtr> s{UOp::make(Ops::INDEX, index->dtype, {buf, a.idx[l]}), lane(val, l)};
+    if (valid && !a.valid[l]->is_const(1)) s.push_back(a.valid[l]);
+    stores.push_back(UOp::make(Ops::STORE, dtypes::void_, std::move(s), StoreArg{false}));
+  }
+  return UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
+}
+
+// a REDUCE over its own lanes (a vector UNROLL, last): a lane-free result
+UOpPtr lift_reduce_own_lanes(B b) {
+  auto& ctx = b.ctx<VectorizeCtx>();
+  const UOpPtr& u = b["root"];
+  if (!is_lanes(u->src.back())) return nullptr;
+  auto [op, n] = std::get<ReduceOpArg>(u->arg);
+  int64_t w = width(u->src.back());
+  std::vector<UOpPtr> ranges(u->src.begin() + n, u->src.end() - 1), vals;
+  if (ctx.can_vector(u->dtype, w) && ctx.ren.vector_alu(op, u->dtype)) {
+    for (int i = 0; i < n; i++) vals.push_back(vec(u->src[static_cast<size_t>(i)], w));
+    vals.insert(vals.end(), ranges.begin(), ranges.end());
+    UOpPtr r = UOp::make(Ops::REDUCE, u->dtype.vec(static_cast<int>(w)), std::move(vals), ReduceOpArg{op, n});
+    std::vector<UOpPtr> lanes;
+    for (int64_t l = 0; l < w; l++) lanes.push_back(UOp::make(Ops::GEP, u->dtype, {r}, l));
+    return fold(op, lanes);
+  }
+  for (int i = 0; i < n; i++)  // every lane is one more value
+    for (int64_t l = 0; l < w; l++) vals.push_back(lane(u->src[static_cast<size_t>(i)], l));
+  int nv = static_cast<int>(vals.size());
+  vals.insert(vals.end(), ranges.begin(), ranges.end());
+  return UOp::make(Ops::REDUCE, u->dtype, std::move(vals), ReduceOpArg{op, nv});
+}
+
+// a REDUCE of lane-dependent values: a vector accumulator, one lane per index of the vector UPCAST
+UOpPtr lift_reduce(B b) {
+  auto& ctx = b.ctx<VectorizeCtx>();
+  const UOpPtr& u = b["root"];
+  auto [op, n] = std::get<ReduceOpArg>(u->arg);
+  int64_t w = width_of_srcs(*u, 0, static_cast<size_t>(n));
+  if (!w || u->dtype.count > 1) return nullptr;
+  if (!ctx.can_vector(u->dtype, w) || !ctx.ren.vector_alu(op, u->dtype)) return per_lane(u, w);
+  std::vector<UOpPtr> s;
+  for (size_t i = 0; i < u->src.size(); i++) s.push_back(i < static_cast<size_t>(n) ? vec(u->src[i], w) : u->src[i]);
+  return UOp::make(Ops::REDUCE, u->dtype.vec(static_cast<int>(w)), std::move(s), u->arg);
+}
+
+std::vector<Ops> lifted_ops() {
+  std::vector<Ops> ops{Ops::CAST, Ops::BITCAST};
+  for (size_t i = 0; i < op_count(); i++)
+    if (is_alu(static_cast<Ops>(i))) ops.push_back(static_cast<Ops>(i));
+  return ops;
+}
+
+// the symbolic rules on scalars only: the vectors here are made for the renderer, not to be folded
+UOpPtr simplify_scalar(B b) {
+  const UOpPtr& u = b["root"];
+  if (u->dtype.count > 1 || std::any_of(u->src.begin(), u->src.end(), [](const UOpPtr& s) { return s->dtype.count > 1 || is_lanes(s); })) return nullptr;
+  return symbolic().rewrite(u);
+}
+
+}  // namespace
+
+UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
+  static const PatternMatcher pm = PatternMatcher({
+      {UPat::ops_of(lifted_ops()), lift_alu, "lift ALU"},
+      {UPat(Ops::LOAD, {UPat::op(Ops::INDEX, "index")}), lift_load, "lift LOAD"},
+      {UPat(Ops::LOAD, {UPat::op(Ops::INDEX, "index"), UPat::any()}), lift_load, "lift gated LOAD"},
+      {UPat(Ops::STORE, {UPat::op(Ops::INDEX, "index"), UPat::any()}), lift_store, "lift STORE"},
+      {UPat(Ops::STORE, {UPat::op(Ops::INDEX, "index"), UPat::any(), UPat::any()}), lift_store, "lift gated STORE"},
+      {UPat::op(Ops::REDUCE), lift_reduce_own_lanes, "REDUCE over its lanes"},
+      {UPat::op(Ops::REDUCE), lift_reduce, "lift REDUCE"},
+      {UPat(Ops::GEP, {UPat::op(Ops::VECTORIZE, "v")}), [](B b) { return b["v"]->src[static_cast<size_t>(std::get<int64_t>(b["root"]->arg))]; }, "GEP of VECTORIZE"},
+      {UPat::any(), simplify_scalar, "symbolic"},
+  }) + pm_flatten_sink();
+  VectorizeCtx ctx(ren);
+  return graph_rewrite(sink, pm, &ctx, {.name = "vectorize"});
+}
+
+}  // namespace tg
