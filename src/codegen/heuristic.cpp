@@ -84,7 +84,7 @@ void Kernel::cache_block(int row, int col, int red) {
     if (last != row_axis) k.apply_opt({OptOps::SWAP, row_axis, last});
     if (blocked) k.apply_opt({OptOps::BLOCK, red_axis, block});
     *this = std::move(k);
-  } catch (const Error&) {}
+  } catch (const KernelOptError&) {}
 }
 
 // The channel tile (see hand_coded_optimizations). Rows go along a dim where the other loads have no
@@ -156,11 +156,11 @@ bool Kernel::channel_tile(int64_t lanes) {
       int64_t block = full[outer];
       while (block > 1 && (full[outer] % block != 0 || block * slice > kBlockBytes)) block--;
       if (reduce_size >= kLongReduce && block < full[outer] && block >= 2) {
-        try { Kernel b = k; b.apply_opt({OptOps::BLOCK, 0, block}); k = std::move(b); } catch (const Error&) {}
+        try { Kernel b = k; b.apply_opt({OptOps::BLOCK, 0, block}); k = std::move(b); } catch (const KernelOptError&) {}
       }
       *this = std::move(k);
       return true;
-    } catch (const Error&) {}
+    } catch (const KernelOptError&) {}
   }
   return false;
 }
@@ -171,7 +171,7 @@ void Kernel::hand_coded_optimizations() {
   DType out = view_dtype(output_view());
   int lanes = ren_->max_vector_bytes() / std::max(1, out.itemsize());
   auto try_opt = [&](Opt o) {
-    try { apply_opt(o); return true; } catch (const Error&) { return false; }
+    try { apply_opt(o); return true; } catch (const KernelOptError&) { return false; }
   };
   // the class index (among GLOBAL dims, or among REDUCE dims) of dim d
   auto axis_in = [&](AxisType t, int d) {

@@ -51,7 +51,7 @@ Kernel final_choice(const std::vector<Kernel>& candidates, const std::string& de
     if (seen.insert(opts_to_string(k.applied_opts())).second) finalists.push_back(k);
   std::vector<std::shared_ptr<CompiledRunner>> runners;
   for (const Kernel& k : finalists) {
-    try { runners.push_back(compile_kernel(k, device)); } catch (const Error&) { runners.push_back(nullptr); }
+    try { runners.push_back(compile_kernel(k, device)); } catch (const KernelOptError&) { runners.push_back(nullptr); }
   }
   std::vector<double> best(finalists.size(), std::numeric_limits<double>::infinity());
   const int turns = 7;
@@ -114,7 +114,7 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
       run_bufs[i] = scratch.back().get();
     }
     auto build = [&device](const Kernel& k) -> std::shared_ptr<CompiledRunner> {
-      try { return compile_kernel(k, device); } catch (const Error&) { return nullptr; }  // a failed candidate is skipped
+      try { return compile_kernel(k, device); } catch (const KernelOptError&) { return nullptr; }  // an invalid candidate is skipped; a compiler error is a bug and propagates
     };
     // the best of 3 runs; fewer when it is far slower than the best: no need to time it well
     auto time_of = [&](const std::shared_ptr<CompiledRunner>& r, double best) {
@@ -136,7 +136,7 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
       for (auto& c : beam)
         for (const Opt& a : actions()) {
           Kernel k = c.k;
-          try { k.apply_opt(a); } catch (const Error&) { continue; }
+          try { k.apply_opt(a); } catch (const KernelOptError&) { continue; }
           if (seen.insert(opts_to_string(k.applied_opts())).second) next.push_back(std::move(k));
         }
       if (next.empty()) break;
