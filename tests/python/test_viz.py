@@ -30,3 +30,16 @@ def test_viz_off_writes_nothing(tmp_path):
   r = run("from tg import Tensor\nprint((Tensor([1.0, 2.0]) * 4.46875).sum().item())", tmp_path, VIZ="0", VIZ_FILE=str(trace))
   assert r.returncode == 0, r.stderr
   assert not trace.exists() and "VIZ" not in r.stderr
+
+
+def test_viz_in_a_context(tmp_path):
+  """with Context(VIZ=1): only the kernels built inside the block are recorded."""
+  trace = tmp_path / "ctx.jsonl"
+  code = ("from tg import Tensor\nfrom tg.helpers import Context, VIZ\n"
+          "(Tensor([1.0, 2.0]) * 4.53125).realize()\n"
+          "with Context(VIZ=1): assert VIZ.value == 1; (Tensor([1.0, 2.0]) + 4.59375).sum().realize()\n"
+          "(Tensor([1.0, 2.0]) * 4.65625).realize()\n")
+  r = run(code, tmp_path, VIZ_FILE=str(trace))
+  assert r.returncode == 0, r.stderr
+  kernels = [json.loads(line) for line in trace.read_text().splitlines()[1:]]
+  assert len(kernels) == 1 and "4.59375" in kernels[0]["src"]
