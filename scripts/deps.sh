@@ -13,6 +13,9 @@ PACKAGES=(
   libopenblas0-pthread                       # fast BLAS for numpy/torch references
   nlohmann-json3-dev                         # safetensors headers (JSON), the test reference bridge
   pybind11-dev python3-dev python3-pytest    # the Python module tg (python/) and its tests (tests/python/)
+  libcpp-httplib-dev pkg-config              # VIZ's web server (src/viz/server.cpp), found through pkg-config
+  python3-xstatic-dagre                      # dagre.min.js, the VIZ page's graph layout (embedded at build time)
+  chromium                                   # headless, for VIZ's page test (tests/viz/test_viz_page.py)
 )
 
 missing=()

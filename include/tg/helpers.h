@@ -26,6 +26,8 @@ struct ContextVar {
 
 inline ContextVar DEBUG{"DEBUG", 0}, BEAM{"BEAM", 0}, NOOPT{"NOOPT", 0}, CACHELEVEL{"CACHELEVEL", 2},
     GRAPH{"GRAPH", 0}, JIT{"JIT", 1};
+// VIZ=1: record the kernels' passes and show them as a web page (tg/viz.h).
+inline ContextVar VIZ{"VIZ", 0};
 // CHECK_INDEX=1: index, gather, scatter, one_hot, Embedding and the losses read their index tensors when
 // called and raise a tg::Error for an entry out of range (off by default: see each op's contract).
 inline ContextVar CHECK_INDEX{"CHECK_INDEX", 0};

@@ -11,7 +11,8 @@ import os
 
 from tg._tg import Context, ContextVar, GlobalCounters, _ProgressBar, context_var  # noqa: F401
 
-DEBUG, BEAM, NOOPT, CACHELEVEL, GRAPH, CHECK_INDEX = (context_var(k) for k in ("DEBUG", "BEAM", "NOOPT", "CACHELEVEL", "GRAPH", "CHECK_INDEX"))
+DEBUG, BEAM, NOOPT, CACHELEVEL, GRAPH, CHECK_INDEX, VIZ = (context_var(k) for k in ("DEBUG", "BEAM", "NOOPT", "CACHELEVEL", "GRAPH",
+                                                                                      "CHECK_INDEX", "VIZ"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,4 +72,4 @@ def trange(n: int, **kwargs) -> tqdm:
 
 
 __all__ = ["Context", "ContextVar", "GlobalCounters", "getenv", "prod", "dedup", "flatten", "argfix", "tqdm", "trange",
-           "DEBUG", "BEAM", "NOOPT", "CACHELEVEL", "GRAPH", "CHECK_INDEX"]
+           "DEBUG", "BEAM", "NOOPT", "CACHELEVEL", "GRAPH", "CHECK_INDEX", "VIZ"]

@@ -17,6 +17,7 @@
 #include "engine/search.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
+#include "viz/session.h"
 
 namespace tg {
 
@@ -180,7 +181,10 @@ std::shared_ptr<CompiledRunner> get_runner(const std::string& device, const UOpP
   } else if (!NOOPT) {
     timed_stage("optimize", k.name(), [&] { k.hand_coded_optimizations(); return 0; });
   }
+  // VIZ=1 records the passes that build the kernel the run uses (BEAM's candidates, built above, are not)
+  viz::KernelScope viz_scope(k.name(), ast);
   auto runner = compile_kernel(k, device);
+  viz_scope.set_source(runner->kernel.src);
   std::lock_guard<std::mutex> lock(mc.mu);
   if (auto it = mc.index.find(key); it != mc.index.end()) return it->second->runner;  // built meanwhile by another caller
   mc.lru.push_front({key, ast, runner});
