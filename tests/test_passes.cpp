@@ -12,6 +12,7 @@
 #include "codegen/spec.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
+#include "engine/search.h"
 #include "lazy/lazybuffer.h"
 #include "tg/tg.h"
 
@@ -202,4 +203,40 @@ TEST(KernelOptError, InvalidOptsAreDistinctFromOtherErrors) {
   EXPECT_THROW(k.apply_opt({OptOps::UNROLL, 7, 2}), Error);
   static_assert(std::is_base_of_v<Error, KernelOptError>);
   static_assert(!std::is_base_of_v<KernelOptError, InternalError>);
+}
+
+// BEAM applies any two of its actions in a row: every valid pair must give a graph that passes the spec
+// after each pass and renders (an invalid pair is a KernelOptError, never a broken kernel). This found
+// PADTO of a size-1 reduce dim (left by a full UNROLL), which padded the output along the reduce.
+TEST(Spec, EveryPairOfBeamActionsKeepsTheGraphValid) {
+  Context spec_on{{"SPEC", 1}};
+  Tensor a = Tensor::arange(8 * 12).reshape({8, 12}).cast(dtypes::float32), b = Tensor::arange(12 * 6).reshape({12, 6}).cast(dtypes::float32);
+  a.realize();
+  b.realize();
+  std::vector<Tensor> outs{(a * 3.0f).sum({1}), a.exp() + 1, a.matmul(b), a.max({0})};
+  int valid = 0;
+  for (auto& out : outs) {
+    Kernel k0 = kernel_of(out);
+    for (const Opt& x : beam_actions()) {
+      Kernel k1 = k0;
+      try { k1.apply_opt(x); } catch (const KernelOptError&) { continue; }
+      for (const Opt& y : beam_actions()) {
+        Kernel k2 = k1;
+        try { k2.apply_opt(y); } catch (const KernelOptError&) { continue; }
+        valid++;
+        std::vector<UOpPtr> uops;
+        ASSERT_NO_THROW(uops = k2.linearize()) << k2.name() << " with " << opts_to_string(k2.applied_opts());
+        ASSERT_NO_THROW(k2.renderer().render(k2.name(), uops)) << k2.name() << " with " << opts_to_string(k2.applied_opts());
+      }
+    }
+  }
+  EXPECT_GT(valid, 100);
+}
+
+TEST(KernelOptError, PaddingASizeOneDimIsRejected) {
+  Tensor a = Tensor::arange(64).reshape({8, 8}).cast(dtypes::float32);
+  a.realize();
+  Kernel k = kernel_of((a * 3.0f).sum({1}));
+  k.apply_opt({OptOps::UNROLL, 0, 0});  // the whole reduce dim unrolled: a reduce dim of size 1 is left
+  EXPECT_THROW(k.apply_opt({OptOps::PADTO, 1, 16}), KernelOptError);
 }

@@ -270,6 +270,9 @@ void Kernel::apply_opt(const Opt& opt) {
 
   if (opt.op == OptOps::PADTO) {
     if (amt < 2) fail("padding to a multiple of 1 does nothing");
+    // a dim of size 1 is also every view's broadcast dim: padding it would pad the output along a reduce
+    if (full[dim] == 1) fail("a dim of size 1 has nothing to pad");
+    if ((full[dim] + amt - 1) / amt * amt > 4 * full[dim]) fail("padding would more than quadruple the dim's work");
     if (types_[dim] == AxisType::REDUCE) {
       // padded elements read 0 from every buffer: only a sum whose source maps zeros to zero is unchanged
       for (auto& u : ast_->toposort()) {

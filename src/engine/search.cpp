@@ -21,21 +21,6 @@ std::atomic<int64_t> searches{0};
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// The actions tried on every kernel of the beam (seed 001's list, with the CPU's vector widths, and our
-// reduce cache blocks).
-std::vector<Opt> actions() {
-  std::vector<Opt> a;
-  for (int axis = 0; axis < 5; axis++)
-    for (int64_t amt : {0, 2, 3, 4, 8, 16}) a.push_back({OptOps::UPCAST, axis, amt});
-  for (int axis = 0; axis < 3; axis++)
-    for (int64_t amt : {0, 2, 4, 8, 16}) a.push_back({OptOps::UNROLL, axis, amt});
-  for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::PADTO, axis, 16});
-  for (int axis = 0; axis < 2; axis++)
-    for (int64_t other = axis + 1; other < 3; other++) a.push_back({OptOps::SWAP, axis, other});
-  for (int64_t amt : {16, 32, 64, 128}) a.push_back({OptOps::BLOCK, 0, amt});
-  return a;
-}
-
 struct Candidate {
   Kernel k;
   double time = std::numeric_limits<double>::infinity();
@@ -67,6 +52,21 @@ Kernel final_choice(const std::vector<Kernel>& candidates, const std::string& de
 }
 
 }  // namespace
+
+// The actions tried on every kernel of the beam (seed 001's list, with the CPU's vector widths, and our
+// reduce cache blocks).
+std::vector<Opt> beam_actions() {
+  std::vector<Opt> a;
+  for (int axis = 0; axis < 5; axis++)
+    for (int64_t amt : {0, 2, 3, 4, 8, 16}) a.push_back({OptOps::UPCAST, axis, amt});
+  for (int axis = 0; axis < 3; axis++)
+    for (int64_t amt : {0, 2, 4, 8, 16}) a.push_back({OptOps::UNROLL, axis, amt});
+  for (int axis = 0; axis < 3; axis++) a.push_back({OptOps::PADTO, axis, 16});
+  for (int axis = 0; axis < 2; axis++)
+    for (int64_t other = axis + 1; other < 3; other++) a.push_back({OptOps::SWAP, axis, other});
+  for (int64_t amt : {16, 32, 64, 128}) a.push_back({OptOps::BLOCK, 0, amt});
+  return a;
+}
 
 int64_t beam_searches_run() { return searches.load(); }
 
@@ -100,7 +100,7 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
   // (other actions, another starting kernel) is not reused
   Kernel heuristic = k0;
   heuristic.hand_coded_optimizations();
-  std::string key = "beam " + std::to_string(width) + " " + device + "\n" + opts_to_string(actions()) + "\n" +
+  std::string key = "beam " + std::to_string(width) + " " + device + "\n" + opts_to_string(beam_actions()) + "\n" +
                     opts_to_string(heuristic.applied_opts()) + "\n" + k0.ast()->str();
   std::string found = dev.compiler().cached(key, [&]() -> std::string {
     searches++;
@@ -134,7 +134,7 @@ std::vector<Opt> beam_search(const Kernel& k0, const std::string& device, const 
     while (now() - start < limit) {
       std::vector<Kernel> next;
       for (auto& c : beam)
-        for (const Opt& a : actions()) {
+        for (const Opt& a : beam_actions()) {
           Kernel k = c.k;
           try { k.apply_opt(a); } catch (const KernelOptError&) { continue; }
           if (seen.insert(opts_to_string(k.applied_opts())).second) next.push_back(std::move(k));

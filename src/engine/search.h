@@ -20,6 +20,9 @@ namespace tg {
 // first (n_outputs of them).
 std::vector<Opt> beam_search(const Kernel& k, const std::string& device, const std::vector<Buffer*>& bufs, size_t n_outputs, int width);
 
+// The actions BEAM tries on each kernel of its beam (an invalid one is skipped: KernelOptError).
+std::vector<Opt> beam_actions();
+
 // Searches actually run in this process (not answered from the disk cache).
 int64_t beam_searches_run();
 
