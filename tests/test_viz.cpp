@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 UOpPtr range(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, int64_t{axis});
+  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
 }
 // ((r*4 + 3) // 4) * 1 + 0: the symbolic rules fold it to r
 UOpPtr index_expr() { return range(0, 16)->mul(4)->add(3)->idiv(4)->mul(1)->add(0); }

@@ -32,7 +32,7 @@ tg::Tensor chain1000() {
 void simplify_index() {
   using namespace tg;
   auto range = [](int axis, int64_t n) {
-    return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, int64_t{axis});
+    return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
   };
   UOpPtr g = range(0, 4), r = range(1, 16);
   UOpPtr idx = g->mul(64)->add(r->mul(4)->add(3)->idiv(4)->mul(1))->add(0)->mod(256);
