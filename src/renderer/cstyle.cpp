@@ -272,6 +272,7 @@ LineKind CStyleRenderer::line_kind(const UOp& u) const {
 
 RenderedKernel CStyleRenderer::render(const std::string& name, const std::vector<UOpPtr>& uops) const {
   RenderCtx c;
+  c.names.reserve(uops.size());
   for (auto& u : uops)
     if (u->op == Ops::STORE) c.stored.insert(u->src[0]->src[0].get());
   std::ostringstream body;

@@ -13,13 +13,13 @@ UPat UPat::cnst(int64_t v) {
   return p;
 }
 
-const UOpPtr& Bindings::operator[](const std::string& name) const {
+const UOpPtr& Bindings::operator[](std::string_view name) const {
   for (auto& [k, v] : b_)
     if (k == name) return v;
   TG_ASSERT(false, "pattern has no capture named ", name);
 }
 
-bool Bindings::bind(const std::string& name, const UOpPtr& u) {
+bool Bindings::bind(std::string_view name, const UOpPtr& u) {
   for (auto& [k, v] : b_)
     if (k == name) return v == u;
   b_.emplace_back(name, u);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -42,11 +43,13 @@ struct RewriteContext {
   virtual ~RewriteContext() = default;
 };
 
+// The captures of one match. Names are views of the patterns' own names (and "root"), so a Bindings
+// must not outlive the UPat it matched (it never does: a rule reads it while its pattern is alive).
 class Bindings {
  public:
-  explicit Bindings(RewriteContext* ctx = nullptr) : ctx_(ctx) {}
-  const UOpPtr& operator[](const std::string& name) const;
-  bool bind(const std::string& name, const UOpPtr& u);  // false when bound to a different node
+  explicit Bindings(RewriteContext* ctx = nullptr) : ctx_(ctx) { b_.reserve(8); }
+  const UOpPtr& operator[](std::string_view name) const;
+  bool bind(std::string_view name, const UOpPtr& u);  // false when bound to a different node
   size_t size() const { return b_.size(); }
   void truncate(size_t n) { b_.resize(n); }
   template <class T> T& ctx() const {
@@ -55,7 +58,7 @@ class Bindings {
     return *c;
   }
  private:
-  std::vector<std::pair<std::string, UOpPtr>> b_;
+  std::vector<std::pair<std::string_view, UOpPtr>> b_;
   RewriteContext* ctx_;
 };
 
@@ -154,9 +157,10 @@ template <class R> PatternMatcherOf<R>::PatternMatcherOf(std::vector<RuleOf<R>> 
 }
 
 template <class R> R PatternMatcherOf<R>::rewrite(const UOpPtr& u, RewriteContext* ctx, const RuleOf<R>** which) const {
+  Bindings b(ctx);  // one for all the rules tried: "root" stays, each rule's captures are dropped after it
+  b.bind("root", u);
   for (size_t i : by_op_[static_cast<size_t>(u->op)]) {
-    Bindings b(ctx);
-    b.bind("root", u);
+    b.truncate(1);
     if (!match(rules_[i].pat, u, b)) continue;
     R r = rules_[i].fn(b);
     bool declined;
