@@ -33,7 +33,7 @@ double to_double(py::handle v, const char* what) {
 // Realizes and reads back: one element as the Python scalar of its kind.
 py::object item(const Tensor& t) {
   if (t.numel() != 1)
-    throw py::value_error("item: tensor of shape " + std::string(py::str(py::tuple(py::cast(t.shape())))) + " has " + std::to_string(t.numel()) +
+    throw tg::Error("item: tensor of shape " + std::string(py::str(py::tuple(py::cast(t.shape())))) + " has " + std::to_string(t.numel()) +
                           " elements, expected exactly 1");
   return to_numpy(t).attr("item")();
 }

@@ -31,7 +31,7 @@ tg::Shape reshape_shape(const Tensor& t, const py::args& args) {
   for (size_t i = 0; i < seq.size(); i++) {
     py::object d = seq[i];
     if (d.is_none()) {
-      if (i >= t.shape().size()) throw py::value_error("reshape: None at dim " + std::to_string(i) + " but the tensor has " + std::to_string(t.ndim()) + " dims");
+      if (i >= t.shape().size()) throw tg::Error("reshape: None at dim " + std::to_string(i) + " but the tensor has " + std::to_string(t.ndim()) + " dims");
       s.push_back(t.shape()[i]);
     } else {
       s.push_back(to_int(d, "reshape: shape"));
@@ -43,7 +43,7 @@ tg::Shape reshape_shape(const Tensor& t, const py::args& args) {
 // pad's padding, in either of tinygrad's forms: ((before, after) or None per dim), or flat ints in
 // torch's order (last dim first).
 Tensor pad(const Tensor& t, py::object padding, py::object value, const std::string& mode) {
-  if (mode != "constant") throw py::value_error("pad: mode '" + mode + "' is not supported (only 'constant')");
+  if (mode != "constant") throw tg::Error("pad: mode '" + mode + "' is not supported (only 'constant')");
   double v = value.cast<double>();
   py::sequence seq = py::reinterpret_borrow<py::sequence>(padding);
   bool flat = true;
@@ -54,7 +54,7 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
   for (py::handle h : seq) {
     if (h.is_none()) { pairs.emplace_back(0, 0); continue; }
     std::vector<int64_t> p = int_list(h, "pad: padding");
-    if (p.size() != 2) throw py::value_error("pad: each dim's padding must be (before, after) or None");
+    if (p.size() != 2) throw tg::Error("pad: each dim's padding must be (before, after) or None");
     pairs.emplace_back(p[0], p[1]);
     crops = crops || p[0] < 0 || p[1] < 0;
   }
@@ -70,11 +70,11 @@ Tensor shrink(const Tensor& t, py::object arg) {
   size_t i = 0;
   for (py::handle h : py::reinterpret_borrow<py::sequence>(arg)) {
     if (h.is_none()) {
-      if (i >= t.shape().size()) throw py::value_error("shrink: more bounds than dims");
+      if (i >= t.shape().size()) throw tg::Error("shrink: more bounds than dims");
       b.emplace_back(0, t.shape()[i]);
     } else {
       std::vector<int64_t> p = int_list(h, "shrink: bounds");
-      if (p.size() != 2) throw py::value_error("shrink: each dim's bounds must be (begin, end) or None");
+      if (p.size() != 2) throw tg::Error("shrink: each dim's bounds must be (begin, end) or None");
       b.emplace_back(p[0], p[1]);
     }
     i++;

@@ -59,7 +59,9 @@ Tensor diagonal_mask(const Tensor& t, int64_t diagonal, bool lower) {
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
   check_same_kind(tensors, "cat");
   const Tensor& first = tensors[0];
-  TG_CHECK(first.ndim() > 0, "cat: zero-dimensional tensors cannot be concatenated, got shapes ", shapes_of(tensors));
+  // an IndexError: tinygrad v0.9 indexes the missing dim (IndexError), torch raises a RuntimeError (both are caught from Python)
+  for (const Tensor& t : tensors)
+    TG_CHECK_AS(IndexError, t.ndim() > 0, "cat: zero-dimensional tensors cannot be concatenated, got shapes ", shapes_of(tensors));
   int d = first.norm_axis(dim, "cat");
   int64_t total = 0;
   for (const Tensor& t : tensors) {
