@@ -165,6 +165,10 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
              return self;
            }, py::arg("gradient") = py::none())
       .def("detach", &Tensor::detach)
+      .def("replace", [](py::object self, const Tensor& x) {
+        self.cast<Tensor&>().replace(x);
+        return self;
+      }, py::arg("x"))
       .def("assign", [](py::object self, py::object x) {
         Tensor& t = self.cast<Tensor&>();
         // as tinygrad: a Tensor as it is, other data as Tensor(x, dtype=self.dtype)

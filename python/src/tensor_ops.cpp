@@ -151,6 +151,11 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
   TG_BINARY(logical_xor) TG_BINARY(lt) TG_BINARY(le) TG_BINARY(gt) TG_BINARY(ge) TG_BINARY(eq) TG_BINARY(ne)
   TG_BINARY(dot) TG_BINARY(matmul)
 #undef TG_BINARY
+  // tinygrad's name for bitwise_xor (`^`); C++ cannot name a method xor
+  cls.def("xor", [](const Tensor& t, py::object x, bool reverse) {
+    Tensor o = operand_or_throw(t, x, "xor");
+    return reverse ? o.bitwise_xor(t) : t.bitwise_xor(o);
+  }, py::arg("x"), py::arg("reverse") = false);
   cls.def("div", [](const Tensor& t, py::object x, bool reverse, py::object rounding_mode) {
         Tensor o = operand_or_throw(t, x, "div");
         auto [n, d] = reverse ? std::pair{o, t} : std::pair{t, o};
@@ -283,11 +288,28 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
                                   int_list(output_padding, "conv_transpose2d: output_padding"));
       }, py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1, py::arg("dilation") = 1,
          py::arg("padding") = 0, py::arg("output_padding") = 0)
-      .def("max_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding) {
+      .def("max_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding,
+                            bool ceil_mode) {
         return t.max_pool2d(int_list(kernel_size, "max_pool2d: kernel_size"),
                             stride.is_none() ? std::vector<int64_t>{} : int_list(stride, "max_pool2d: stride"),
-                            int_list(dilation, "max_pool2d: dilation"), int_list(padding, "max_pool2d: padding"));
-      }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0)
+                            int_list(dilation, "max_pool2d: dilation"), int_list(padding, "max_pool2d: padding"), ceil_mode);
+      }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0,
+         py::arg("ceil_mode") = false)
+      .def("interpolate", [](const Tensor& t, py::object size, const std::string& mode, bool align_corners) {
+        return t.interpolate(int_list(size, "interpolate: size"), mode, align_corners);
+      }, py::arg("size"), py::arg("mode") = "linear", py::arg("align_corners") = false)
+      .def("multinomial", &Tensor::multinomial, py::arg("num_samples") = 1, py::arg("replacement") = false)
+      .def_static("einsum", [](const std::string& formula, py::args operands, py::object acc_dtype, py::object dtype) {
+        // Tensor.einsum("ij,jk", a, b) or Tensor.einsum("ij,jk", [a, b]), as tinygrad's argfix
+        py::sequence seq = operands.size() == 1 && (PyList_Check(operands[0].ptr()) || PyTuple_Check(operands[0].ptr()))
+                               ? py::reinterpret_borrow<py::sequence>(operands[0]) : py::reinterpret_borrow<py::sequence>(operands);
+        std::vector<Tensor> xs;
+        for (py::handle h : seq) xs.push_back(as_tensor(h, "einsum"));
+        // acc_dtype (tinygrad v0.9) / dtype (later tinygrad): the operands are cast to it, so the sum runs in it
+        std::optional<tg::DType> d = to_opt_dtype(dtype.is_none() ? acc_dtype : dtype);
+        if (d) for (Tensor& x : xs) x = x.cast(*d);
+        return Tensor::einsum(formula, xs);
+      }, py::arg("formula"), py::kw_only(), py::arg("acc_dtype") = py::none(), py::arg("dtype") = py::none())
       .def("avg_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding,
                             bool count_include_pad) {
         return t.avg_pool2d(int_list(kernel_size, "avg_pool2d: kernel_size"),
