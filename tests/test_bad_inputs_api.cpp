@@ -1,5 +1,5 @@
 // Bad-input catalogue: the rest of tinygrad's Tensor API (einsum, multinomial, interpolate, replace,
-// sequential), the error kinds the Python module maps to what torch's and tinygrad's users catch (an
+// sequential, repeat_interleave), the error kinds the Python module maps to what torch's and tinygrad's users catch (an
 // IndexError for a 0-d cat and a float index tensor), backward from a comparison, and torch_load of
 // malformed, truncated and malicious files: each a tg::Error naming the op or file, nothing run, no crash.
 #include <unistd.h>
@@ -94,6 +94,44 @@ TEST(BadInputsApi, SequentialEmptyFunction) {
 }
 TEST(BadInputsApi, MaxPoolCeilKernelTooBig) {
   expect_user_error([] { (void)e({1, 1, 2, 2}).max_pool2d({3, 3}, {}, {1}, {0}, true); }, "max_pool2d", {"bigger"});
+}
+
+TEST(BadInputsApi, RepeatInterleaveNegative) { expect_user_error([] { (void)e({2, 3}).repeat_interleave(-1, 1); }, "repeat_interleave", {"-1", "(2,3)"}); }
+TEST(BadInputsApi, RepeatInterleaveAxis) {
+  expect_kind<IndexError>([] { (void)e({2, 3}).repeat_interleave(2, 2); }, "repeat_interleave");
+  expect_user_error([] { (void)Tensor(1.f).repeat_interleave(2, 1); }, "repeat_interleave", {"shape ()"});
+}
+TEST(BadInputsApi, RepeatInterleaveOverflow) {
+  expect_user_error([] { (void)e({4}).repeat_interleave(int64_t{1} << 62, 0); }, "repeat_interleave", {"overflows"});
+}
+TEST(BadInputsApi, RepeatInterleaveValues) {  // against the definition: out[.., i, ..] = x[.., i / r, ..] along dim
+  const int64_t A = 2, B = 3, C = 4;
+  std::vector<float> v(A * B * C);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i);
+  Tensor x(v, {A, B, C});
+  for (int64_t r : {0, 1, 3}) {
+    for (int dim : {0, 1, 2, -1}) {
+      int d = dim < 0 ? dim + 3 : dim;
+      int64_t n[3] = {A, B, C};
+      n[d] *= r;
+      std::vector<float> want;
+      for (int64_t i = 0; i < n[0]; i++)
+        for (int64_t j = 0; j < n[1]; j++)
+          for (int64_t k = 0; k < n[2]; k++) {
+            int64_t s[3] = {i, j, k};
+            s[d] /= r;
+            want.push_back(v[static_cast<size_t>((s[0] * B + s[1]) * C + s[2])]);
+          }
+      Tensor y = x.repeat_interleave(r, dim);
+      EXPECT_EQ(y.shape(), (Shape{n[0], n[1], n[2]})) << "r=" << r << " dim=" << dim;
+      EXPECT_EQ(y.tolist<float>(), want) << "r=" << r << " dim=" << dim;
+    }
+    std::vector<float> flat;  // no dim: the flattened entries, each r times
+    for (float f : v)
+      for (int64_t k = 0; k < r; k++) flat.push_back(f);
+    EXPECT_EQ(x.repeat_interleave(r).tolist<float>(), flat) << "r=" << r;
+  }
+  EXPECT_EQ(Tensor(5.f).repeat_interleave(3).tolist<float>(), (std::vector<float>{5, 5, 5}));
 }
 
 // ---- error kinds ----

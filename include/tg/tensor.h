@@ -230,6 +230,8 @@ class Tensor {
   static Tensor stack(const std::vector<Tensor>& tensors, int dim = 0);
   static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
   Tensor repeat(const std::vector<int64_t>& repeats) const;
+  // Each entry `repeats` times in a row along dim (torch's repeat_interleave with a number; no dim: flattened).
+  Tensor repeat_interleave(int64_t repeats, std::optional<int> dim = std::nullopt) const;
   std::vector<Tensor> split(int64_t size, int dim = 0) const;
   std::vector<Tensor> split(const std::vector<int64_t>& sizes, int dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int dim = 0) const;

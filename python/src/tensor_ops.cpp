@@ -254,6 +254,9 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
         if (PyList_Check(sizes.ptr()) || PyTuple_Check(sizes.ptr())) return to_tuple(t.split(int_list(sizes, "split: sizes"), dim));
         return to_tuple(t.split(to_int(sizes, "split: sizes"), dim));
       }, py::arg("sizes"), py::arg("dim") = 0)
+      .def("repeat_interleave", [](const Tensor& t, int64_t repeats, py::object dim) {
+        return t.repeat_interleave(repeats, dim.is_none() ? std::nullopt : std::optional<int>(to_axis(dim, "repeat_interleave: dim")));
+      }, py::arg("repeats"), py::arg("dim") = py::none())
       .def("chunk", [](const Tensor& t, int64_t chunks, int dim) { return t.chunk(chunks, dim); }, py::arg("chunks"), py::arg("dim") = 0)
       .def("tril", &Tensor::tril, py::arg("diagonal") = 0)
       .def("triu", &Tensor::triu, py::arg("diagonal") = 0)

@@ -29,8 +29,14 @@ def _sequential(self, ll):
   return functools.reduce(lambda x, f: f(x), ll, self)
 
 
+def _to_(self, device):
+  """Moves this tensor's data to `device` in place (tinygrad's to_): every reference to it sees the moved data."""
+  return self.replace(self.detach().to(device))
+
+
 Tensor.train = _train
 Tensor.test = _test
 Tensor.sequential = _sequential
+Tensor.to_ = _to_
 
 __all__ = ["Tensor"]

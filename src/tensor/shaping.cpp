@@ -144,6 +144,22 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
   return reshape(unit).expand(expanded).reshape(out);
 }
 
+Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int> dim) const {
+  TG_CHECK(repeats >= 0, "repeat_interleave: repeats must be non-negative, got ", repeats, " (shape ", shape(), ")");
+  // checked on the caller's shape so an error names it, not the (1,) a 0-d tensor is treated as below
+  int d = dim ? norm_axis(*dim, "repeat_interleave") : 0;
+  Tensor x = dim ? *this : flatten();
+  if (x.ndim() == 0) x = x.reshape({1});  // our norm_axis rule: a 0-d tensor takes dim 0/-1 as one of size 1
+  // (.., n, ..) -> (.., n, 1, ..) expanded to (.., n, repeats, ..) and merged: each entry repeated in place
+  Shape unit = x.shape(), expanded = x.shape(), out = x.shape();
+  unit.insert(unit.begin() + d + 1, 1);
+  expanded.insert(expanded.begin() + d + 1, repeats);
+  TG_CHECK(detail::numel_if_fits(expanded, dtype()), "repeat_interleave: ", repeats, " repeats of shape ", shape(), " (", dtype().name(),
+           ") are too large: the element count or byte size overflows int64");
+  out[static_cast<size_t>(d)] *= repeats;
+  return x.reshape(unit).expand(expanded).reshape(out);
+}
+
 std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int dim) const {
   TG_CHECK(ndim() > 0, "split: cannot split a zero-dimensional tensor");
   int d = norm_axis(dim, "split");

@@ -179,3 +179,23 @@ def test_replace():
   y = w * 2
   with pytest.raises(ValueError, match="replace"):
     y.replace(Tensor.zeros(2))
+
+
+# ---- repeat_interleave, to_ ------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,repeats,dim", [((3, 4), 2, 0), ((3, 4), 3, 1), ((3, 4), 2, -1), ((2, 3), 2, None), ((3,), 0, 0), ((), 3, None)])
+def test_repeat_interleave(shape, repeats, dim):
+  helper_test_op([shape], lambda x: x.repeat_interleave(repeats, dim=dim), lambda x: x.repeat_interleave(repeats, dim=dim))
+
+
+def test_repeat_interleave_errors():
+  with pytest.raises(ValueError, match="repeat_interleave"):
+    Tensor.ones(2).repeat_interleave(-1)
+  with pytest.raises(IndexError, match="repeat_interleave"):
+    Tensor.ones(2).repeat_interleave(2, dim=1)
+
+
+def test_to_in_place():
+  t = Tensor([1.0, 2.0], requires_grad=True)
+  alias = t
+  assert t.to_(tg.Device.DEFAULT) is t and alias.requires_grad
+  np.testing.assert_equal(alias.numpy(), [1.0, 2.0])
