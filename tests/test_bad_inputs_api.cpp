@@ -134,6 +134,19 @@ TEST(BadInputsApi, RepeatInterleaveValues) {  // against the definition: out[..,
   EXPECT_EQ(Tensor(5.f).repeat_interleave(3).tolist<float>(), (std::vector<float>{5, 5, 5}));
 }
 
+TEST(BadInputsApi, EyeRectangle) {
+  expect_user_error([] { (void)Tensor::eye(2, -1); }, "eye", {"(2, -1)"});
+  expect_user_error([] { (void)Tensor::eye(int64_t{1} << 40, int64_t{1} << 40); }, "eye");
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {5, 3}, {0, 4}, {4, 0}, {2, 2}}) {
+    std::vector<float> want;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < m; j++) want.push_back(i == j ? 1.f : 0.f);
+    Tensor t = Tensor::eye(n, m);
+    EXPECT_EQ(t.shape(), (Shape{n, m}));
+    EXPECT_EQ(t.tolist<float>(), want) << n << "x" << m;
+  }
+}
+
 // ---- error kinds ----
 TEST(BadInputsApi, CatZeroDimIsIndexError) { expect_kind<IndexError>([] { (void)Tensor::cat({Tensor(1.f), Tensor(2.f)}); }, "cat"); }
 TEST(BadInputsApi, CatLaterZeroDimIsIndexError) { expect_kind<IndexError>([] { (void)Tensor::cat({e({2}), Tensor(2.f)}); }, "cat"); }

@@ -85,6 +85,8 @@ class Tensor {
   static Tensor arange(int64_t stop) { return arange(0, static_cast<double>(stop), 1, dtypes::default_int); }
   static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor eye(int64_t n, DType dtype = dtypes::default_float, const std::string& device = "");
+  // n rows, m columns: ones where row == column (tinygrad's and torch's eye(n, m)).
+  static Tensor eye(int64_t n, int64_t m, DType dtype = dtypes::default_float, const std::string& device = "");
   Tensor full_like(double value, std::optional<DType> dtype = std::nullopt) const;
   Tensor zeros_like(std::optional<DType> dtype = std::nullopt) const;
   Tensor ones_like(std::optional<DType> dtype = std::nullopt) const;

@@ -220,9 +220,11 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
       .def_static("linspace", [](double start, double stop, int64_t steps, py::object dtype, py::object device) {
         return Tensor::linspace(start, stop, steps, to_opt_dtype(dtype).value_or(tg::dtypes::default_float), to_device(device));
       }, py::arg("start"), py::arg("stop"), py::arg("steps"), py::arg("dtype") = py::none(), py::arg("device") = py::none())
-      .def_static("eye", [](int64_t n, py::object dtype, py::object device) {
-        return Tensor::eye(n, to_opt_dtype(dtype).value_or(tg::dtypes::default_float), to_device(device));
-      }, py::arg("n"), py::arg("dtype") = py::none(), py::arg("device") = py::none())
+      .def_static("eye", [](int64_t n, py::object m, py::object dtype, py::object device) {
+        tg::DType dt = to_opt_dtype(dtype).value_or(tg::dtypes::default_float);
+        if (m.is_none()) return Tensor::eye(n, dt, to_device(device));
+        return Tensor::eye(n, to_int(m, "eye: m"), dt, to_device(device));
+      }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none())
       .def("full_like", [](const Tensor& t, py::object v, py::object dtype) {
         return t.full_like(to_double(v, "full_like: fill_value"), to_opt_dtype(dtype));
       }, py::arg("fill_value"), py::arg("dtype") = py::none())

@@ -1,6 +1,7 @@
 # The rest of tinygrad's Tensor API: interpolate (torch.nn.functional.interpolate's modes, sizes and
 # align_corners, forward and backward), max_pool2d(ceil_mode=True), multinomial (tinygrad's sampling,
-# checked by its statistics), xor, sequential and replace, and each one's errors.
+# checked by its statistics), xor, sequential, replace, repeat_interleave, to_, eye(n, m), inference_mode and the
+# per-device methods, and each one's errors.
 import numpy as np
 import pytest
 import torch
@@ -199,3 +200,42 @@ def test_to_in_place():
   alias = t
   assert t.to_(tg.Device.DEFAULT) is t and alias.requires_grad
   np.testing.assert_equal(alias.numpy(), [1.0, 2.0])
+
+
+# ---- eye(n, m), inference_mode, device methods ------------------------------------------------------------
+@pytest.mark.parametrize("n,m", [(3, None), (3, 5), (5, 3), (0, 4), (4, 0), (1, 1)])
+def test_eye(n, m):
+  want = torch.eye(n) if m is None else torch.eye(n, m)
+  got = Tensor.eye(n) if m is None else Tensor.eye(n, m)
+  np.testing.assert_equal(got.numpy(), want.numpy())
+  assert Tensor.eye(n, m, dtype=dtypes.int32).dtype == dtypes.int32
+
+
+def test_eye_errors():
+  with pytest.raises(ValueError, match="eye"):
+    Tensor.eye(2, -1)
+  with pytest.raises(TypeError, match="eye: m"):
+    Tensor.eye(2, dtypes.int32)  # tinygrad takes dtype by keyword only; a positional one is m
+
+
+def test_inference_mode():
+  assert not Tensor.no_grad
+  with Tensor.inference_mode():
+    assert Tensor.no_grad
+    with Tensor.inference_mode(False):
+      assert not Tensor.no_grad
+    assert Tensor.no_grad
+  assert not Tensor.no_grad
+
+  @Tensor.inference_mode()
+  def f(): return Tensor.no_grad
+  assert f() and not Tensor.no_grad
+
+
+def test_device_methods():
+  # tinygrad's rule: a method per device, lowercased, that is to(device)
+  t = Tensor([1.0, 2.0])
+  for d in tg.Device.backends():
+    assert hasattr(Tensor, d.lower())
+  np.testing.assert_equal(t.cpu().numpy(), [1.0, 2.0])
+  assert t.cpu().device == "CPU"
