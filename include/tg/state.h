@@ -36,6 +36,16 @@ inline void safetensors_save(const std::map<std::string, Tensor>& tensors, const
   safe_save(tensors, path, metadata);
 }
 
+// PyTorch's torch.save files (.pth, .pt): the zip archive of torch >= 1.6 and the legacy format
+// (_use_new_zipfile_serialization=False). The pickle inside is read by our own reader of the subset torch
+// writes, which runs nothing: a file that names any other function or class (a pickled nn.Module, or a
+// malicious pickle) and a truncated or malformed file are tg::Errors naming the file and the problem.
+// Every tensor of the saved object is returned by its dotted name (a state dict's own keys; a nested dict
+// or list adds "outer." / "0." prefixes); other values (ints, strings) are skipped. float, double, half,
+// long, int, short, char (int8), byte (uint8) and bool storages load as themselves, bfloat16 as float32;
+// strided tensors are read in C order. Tensors are put on the default device.
+std::map<std::string, Tensor> torch_load(const std::string& path);
+
 // NumPy .npy (format 1.0, 2.0 and 3.0 headers): little-endian or byte-order-free scalar dtypes
 // (<f2 <f4 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1) in C order. fortran_order=True, big-endian and
 // structured dtypes are tg::Errors. Saving writes format 1.0 (2.0 when the header needs it).

@@ -5,6 +5,7 @@
 // by the user lives first on the host device "EXT" and is copied to the compute device when used.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
@@ -61,6 +62,10 @@ class Tensor {
   // the assign that reads the old values after it ran is a tg::Error (they are gone). An unrealized
   // tensor simply becomes x.
   Tensor& assign(const Tensor& x);
+  // This tensor (every handle to it) now is x's data (tinygrad's replace): same shape, any dtype or
+  // device; x must not require grad and this tensor must not be an op's result in a graph. Unlike assign
+  // nothing is written: the tensor's buffer is not kept (a TinyJit plan holding it does not see x).
+  Tensor& replace(const Tensor& x);
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   // Scopes: NoGradGuard turns graph building off; Tensor::training is read by dropout and BatchNorm.
   // Both are per thread (as torch's grad mode): a guard in one thread does not change another's graphs.
@@ -80,6 +85,8 @@ class Tensor {
   static Tensor arange(int64_t stop) { return arange(0, static_cast<double>(stop), 1, dtypes::default_int); }
   static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor eye(int64_t n, DType dtype = dtypes::default_float, const std::string& device = "");
+  // n rows, m columns: ones where row == column (tinygrad's and torch's eye(n, m)).
+  static Tensor eye(int64_t n, int64_t m, DType dtype = dtypes::default_float, const std::string& device = "");
   Tensor full_like(double value, std::optional<DType> dtype = std::nullopt) const;
   Tensor zeros_like(std::optional<DType> dtype = std::nullopt) const;
   Tensor ones_like(std::optional<DType> dtype = std::nullopt) const;
@@ -96,6 +103,11 @@ class Tensor {
   static Tensor glorot_uniform(const Shape& shape, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dtype = dtypes::default_float, const std::string& device = "");
   static Tensor kaiming_normal(const Shape& shape, double a = 0.01, DType dtype = dtypes::default_float, const std::string& device = "");
+  // num_samples category indices per row of this 1-D or 2-D tensor of non-negative weights (tinygrad's
+  // multinomial; int32). With replacement each sample inverts the row's CDF at a uniform number; without,
+  // the num_samples (<= categories) largest keys log2(u) / w are taken (Efraimidis-Spirakis), so a
+  // category of weight 0 is never drawn while others are left. Weights are not checked (no host sync).
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
 
   // ---- elementwise (broadcasting, tinygrad's dtype promotion) ---------------------------------------
   Tensor add(const Tensor& o) const;
@@ -220,6 +232,8 @@ class Tensor {
   static Tensor stack(const std::vector<Tensor>& tensors, int dim = 0);
   static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
   Tensor repeat(const std::vector<int64_t>& repeats) const;
+  // Each entry `repeats` times in a row along dim (torch's repeat_interleave with a number; no dim: flattened).
+  Tensor repeat_interleave(int64_t repeats, std::optional<int> dim = std::nullopt) const;
   std::vector<Tensor> split(int64_t size, int dim = 0) const;
   std::vector<Tensor> split(const std::vector<int64_t>& sizes, int dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int dim = 0) const;
@@ -229,6 +243,12 @@ class Tensor {
   // torch.nn.functional.pad order: (left, right, top, bottom, ...) from the last dim backwards;
   // negative values crop.
   Tensor pad2d(const std::vector<int64_t>& padding, double value = 0) const;
+  // Resizes the last size.size() dims to `size` (torch.nn.functional.interpolate's sampling, any number
+  // of leading dims). mode: "nearest" (torch's, floor(dst * in/out)), "nearest-exact" (floor((dst+0.5) *
+  // in/out)), "linear" (over every resized dim: bilinear for two, trilinear for three), or "bilinear" /
+  // "trilinear" (linear, with 2 / 3 sizes). align_corners (linear only) maps the corner pixels onto each
+  // other. Linear interpolation of an integer tensor gives default_float; nearest keeps the dtype.
+  Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false) const;
 
   // ---- indexing --------------------------------------------------------------------------------------
   // libtorch style: t.index({Slice(0, 2), 1, None, Ellipsis, idx_tensor}). Integer tensors index by a
@@ -261,6 +281,11 @@ class Tensor {
   Tensor one_hot(int64_t num_classes = -1) const;
 
   // ---- networks (tinygrad's names and defaults) ------------------------------------------------------
+  // torch.einsum's formulas: "ij,jk->ik" (explicit output), "ij,jk" (implicit: the subscripts that appear
+  // once, sorted), "..." for broadcast dims, a repeated subscript for a diagonal/trace ("ii->i", "ii"),
+  // any number of operands (contracted left to right, two at a time). A size-1 dim broadcasts against
+  // its subscript's size. A matmul-shaped formula builds matmul's graph: one kernel.
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
   Tensor dot(const Tensor& w) const;
   Tensor matmul(const Tensor& w) const;  // dot, with errors that say matmul
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;  // x @ weight.T + bias
@@ -273,8 +298,11 @@ class Tensor {
   Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
                           const std::vector<int64_t>& stride = {1}, const std::vector<int64_t>& dilation = {1},
                           const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& output_padding = {0}) const;
+  // ceil_mode: torch's output size ceil((in + pads - dilation*(k-1) - 1) / stride) + 1, less one where
+  // the last window would start in the right padding; the windows past the input see the dtype's lowest value.
   Tensor max_pool2d(const std::vector<int64_t>& kernel_size = {2, 2}, const std::vector<int64_t>& stride = {},
-                    const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0}) const;
+                    const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0},
+                    bool ceil_mode = false) const;
   Tensor avg_pool2d(const std::vector<int64_t>& kernel_size = {2, 2}, const std::vector<int64_t>& stride = {},
                     const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0},
                     bool count_include_pad = true) const;
@@ -299,6 +327,8 @@ class Tensor {
 
   // ---- realization and data --------------------------------------------------------------------------
   Tensor& realize();
+  // this through each function in turn (tinygrad's sequential): layers[n-1](...layers[0](this)).
+  Tensor sequential(const std::vector<std::function<Tensor(const Tensor&)>>& layers) const;
   // Realizes all of them in one schedule (tinygrad's Tensor.corealize): shared work runs once.
   static void corealize(const std::vector<Tensor>& tensors);
   Tensor contiguous() const;

@@ -174,7 +174,7 @@ std::vector<int> axes(py::handle axis, const char* op) {
   std::string what = std::string(op) + ": axis";
   std::vector<int> out;
   for (int64_t a : int_list(axis, what.c_str())) {
-    if (a < INT32_MIN || a > INT32_MAX) throw py::index_error(what + " " + std::to_string(a) + " out of range");
+    if (a < INT32_MIN || a > INT32_MAX) throw tg::IndexError(what + " " + std::to_string(a) + " out of range");
     out.push_back(static_cast<int>(a));
   }
   if (out.empty()) value_error(what + " must not be an empty sequence (None means every axis)");

@@ -2,6 +2,7 @@
 // files (nn/state.py) and the idx dataset reader (nn/datasets.py). The layers and the walking of a model's
 // attributes are Python (python/tg/nn/), calling Tensor ops.
 #include "bindings.h"
+#include "nn/torch_load.h"
 
 namespace tgpy {
 
@@ -9,6 +10,56 @@ namespace {
 
 using tg::Tensor;
 namespace optim = tg::nn::optim;
+using PV = tg::nn::detail::PickleValue;
+
+// torch_load's object as Python values: dicts, lists, tuples, sets, numbers, strings, bytes and Tensors.
+py::object to_python(const tg::nn::detail::TorchFile& tf, size_t v, int depth, const std::string& path) {
+  if (depth >= 256) throw tg::Error("torch_load: " + path + ": the object is nested more than 256 levels deep (or refers to itself)");
+  const PV& x = tf.values[v];
+  auto items = [&](auto&& add) {
+    for (size_t i : x.items) add(to_python(tf, i, depth + 1, path));
+  };
+  switch (x.kind) {
+    case PV::Kind::None: return py::none();
+    case PV::Kind::Bool: return py::bool_(x.i != 0);
+    case PV::Kind::Int:
+      if (x.big) return py::module_::import("builtins").attr("int").attr("from_bytes")(py::bytes(x.s), "little", py::arg("signed") = true);
+      return py::int_(x.i);
+    case PV::Kind::Float: return py::float_(x.f);
+    case PV::Kind::Str: {
+      PyObject* s = PyUnicode_DecodeUTF8(x.s.data(), static_cast<Py_ssize_t>(x.s.size()), "replace");
+      if (!s) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(s);
+    }
+    case PV::Kind::Bytes: return py::bytes(x.s);
+    case PV::Kind::Global: return py::str(x.s);
+    case PV::Kind::Tuple: {
+      py::list l;
+      items([&](py::object o) { l.append(o); });
+      return py::tuple(l);
+    }
+    case PV::Kind::List: {
+      py::list l;
+      items([&](py::object o) { l.append(o); });
+      return l;
+    }
+    case PV::Kind::Set: {
+      py::set s;
+      items([&](py::object o) { s.add(o); });
+      return s;
+    }
+    case PV::Kind::Dict: {
+      py::dict d;
+      for (size_t j = 0; j + 1 < x.items.size(); j += 2)
+        d[to_python(tf, x.items[j], depth + 1, path)] = to_python(tf, x.items[j + 1], depth + 1, path);
+      return d;
+    }
+    case PV::Kind::Object:
+      if (x.s == "tensor") return py::cast(tf.tensors[static_cast<size_t>(x.i)]);
+      throw tg::Error("torch_load: " + path + ": a bare " + x.s + " (not inside a tensor) is not supported");
+  }
+  throw tg::Error("torch_load: " + path + ": unknown value");
+}
 
 }  // namespace
 
@@ -58,6 +109,14 @@ void bind_nn(py::module_& m) {
   m.def("safe_load_metadata", &tg::nn::state::safe_load_metadata, py::arg("path"), py::call_guard<py::gil_scoped_release>());
   m.def("safe_save", &tg::nn::state::safe_save, py::arg("tensors"), py::arg("path"),
         py::arg("metadata") = std::map<std::string, std::string>{}, py::call_guard<py::gil_scoped_release>());
+  m.def("torch_load", [](const std::string& path) {
+    std::optional<tg::nn::detail::TorchFile> tf;
+    {
+      py::gil_scoped_release release;
+      tf = tg::nn::detail::torch_load_file(path);
+    }
+    return to_python(*tf, tf->root, 0, path);
+  }, py::arg("path"));
   m.def("npy_load", &tg::nn::state::npy_load, py::arg("path"), py::call_guard<py::gil_scoped_release>());
   m.def("npy_save", &tg::nn::state::npy_save, py::arg("tensor"), py::arg("path"), py::call_guard<py::gil_scoped_release>());
 

@@ -33,7 +33,7 @@ double to_double(py::handle v, const char* what) {
 // Realizes and reads back: one element as the Python scalar of its kind.
 py::object item(const Tensor& t) {
   if (t.numel() != 1)
-    throw py::value_error("item: tensor of shape " + std::string(py::str(py::tuple(py::cast(t.shape())))) + " has " + std::to_string(t.numel()) +
+    throw tg::Error("item: tensor of shape " + std::string(py::str(py::tuple(py::cast(t.shape())))) + " has " + std::to_string(t.numel()) +
                           " elements, expected exactly 1");
   return to_numpy(t).attr("item")();
 }
@@ -165,6 +165,10 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
              return self;
            }, py::arg("gradient") = py::none())
       .def("detach", &Tensor::detach)
+      .def("replace", [](py::object self, const Tensor& x) {
+        self.cast<Tensor&>().replace(x);
+        return self;
+      }, py::arg("x"))
       .def("assign", [](py::object self, py::object x) {
         Tensor& t = self.cast<Tensor&>();
         // as tinygrad: a Tensor as it is, other data as Tensor(x, dtype=self.dtype)
@@ -216,9 +220,11 @@ void bind_tensor(py::module_&, py::class_<Tensor>& cls) {
       .def_static("linspace", [](double start, double stop, int64_t steps, py::object dtype, py::object device) {
         return Tensor::linspace(start, stop, steps, to_opt_dtype(dtype).value_or(tg::dtypes::default_float), to_device(device));
       }, py::arg("start"), py::arg("stop"), py::arg("steps"), py::arg("dtype") = py::none(), py::arg("device") = py::none())
-      .def_static("eye", [](int64_t n, py::object dtype, py::object device) {
-        return Tensor::eye(n, to_opt_dtype(dtype).value_or(tg::dtypes::default_float), to_device(device));
-      }, py::arg("n"), py::arg("dtype") = py::none(), py::arg("device") = py::none())
+      .def_static("eye", [](int64_t n, py::object m, py::object dtype, py::object device) {
+        tg::DType dt = to_opt_dtype(dtype).value_or(tg::dtypes::default_float);
+        if (m.is_none()) return Tensor::eye(n, dt, to_device(device));
+        return Tensor::eye(n, to_int(m, "eye: m"), dt, to_device(device));
+      }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none())
       .def("full_like", [](const Tensor& t, py::object v, py::object dtype) {
         return t.full_like(to_double(v, "full_like: fill_value"), to_opt_dtype(dtype));
       }, py::arg("fill_value"), py::arg("dtype") = py::none())

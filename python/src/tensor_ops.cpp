@@ -31,7 +31,7 @@ tg::Shape reshape_shape(const Tensor& t, const py::args& args) {
   for (size_t i = 0; i < seq.size(); i++) {
     py::object d = seq[i];
     if (d.is_none()) {
-      if (i >= t.shape().size()) throw py::value_error("reshape: None at dim " + std::to_string(i) + " but the tensor has " + std::to_string(t.ndim()) + " dims");
+      if (i >= t.shape().size()) throw tg::Error("reshape: None at dim " + std::to_string(i) + " but the tensor has " + std::to_string(t.ndim()) + " dims");
       s.push_back(t.shape()[i]);
     } else {
       s.push_back(to_int(d, "reshape: shape"));
@@ -43,7 +43,7 @@ tg::Shape reshape_shape(const Tensor& t, const py::args& args) {
 // pad's padding, in either of tinygrad's forms: ((before, after) or None per dim), or flat ints in
 // torch's order (last dim first).
 Tensor pad(const Tensor& t, py::object padding, py::object value, const std::string& mode) {
-  if (mode != "constant") throw py::value_error("pad: mode '" + mode + "' is not supported (only 'constant')");
+  if (mode != "constant") throw tg::Error("pad: mode '" + mode + "' is not supported (only 'constant')");
   double v = value.cast<double>();
   py::sequence seq = py::reinterpret_borrow<py::sequence>(padding);
   bool flat = true;
@@ -54,7 +54,7 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
   for (py::handle h : seq) {
     if (h.is_none()) { pairs.emplace_back(0, 0); continue; }
     std::vector<int64_t> p = int_list(h, "pad: padding");
-    if (p.size() != 2) throw py::value_error("pad: each dim's padding must be (before, after) or None");
+    if (p.size() != 2) throw tg::Error("pad: each dim's padding must be (before, after) or None");
     pairs.emplace_back(p[0], p[1]);
     crops = crops || p[0] < 0 || p[1] < 0;
   }
@@ -70,11 +70,11 @@ Tensor shrink(const Tensor& t, py::object arg) {
   size_t i = 0;
   for (py::handle h : py::reinterpret_borrow<py::sequence>(arg)) {
     if (h.is_none()) {
-      if (i >= t.shape().size()) throw py::value_error("shrink: more bounds than dims");
+      if (i >= t.shape().size()) throw tg::Error("shrink: more bounds than dims");
       b.emplace_back(0, t.shape()[i]);
     } else {
       std::vector<int64_t> p = int_list(h, "shrink: bounds");
-      if (p.size() != 2) throw py::value_error("shrink: each dim's bounds must be (begin, end) or None");
+      if (p.size() != 2) throw tg::Error("shrink: each dim's bounds must be (begin, end) or None");
       b.emplace_back(p[0], p[1]);
     }
     i++;
@@ -151,6 +151,11 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
   TG_BINARY(logical_xor) TG_BINARY(lt) TG_BINARY(le) TG_BINARY(gt) TG_BINARY(ge) TG_BINARY(eq) TG_BINARY(ne)
   TG_BINARY(dot) TG_BINARY(matmul)
 #undef TG_BINARY
+  // tinygrad's name for bitwise_xor (`^`); C++ cannot name a method xor
+  cls.def("xor", [](const Tensor& t, py::object x, bool reverse) {
+    Tensor o = operand_or_throw(t, x, "xor");
+    return reverse ? o.bitwise_xor(t) : t.bitwise_xor(o);
+  }, py::arg("x"), py::arg("reverse") = false);
   cls.def("div", [](const Tensor& t, py::object x, bool reverse, py::object rounding_mode) {
         Tensor o = operand_or_throw(t, x, "div");
         auto [n, d] = reverse ? std::pair{o, t} : std::pair{t, o};
@@ -249,6 +254,9 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
         if (PyList_Check(sizes.ptr()) || PyTuple_Check(sizes.ptr())) return to_tuple(t.split(int_list(sizes, "split: sizes"), dim));
         return to_tuple(t.split(to_int(sizes, "split: sizes"), dim));
       }, py::arg("sizes"), py::arg("dim") = 0)
+      .def("repeat_interleave", [](const Tensor& t, int64_t repeats, py::object dim) {
+        return t.repeat_interleave(repeats, dim.is_none() ? std::nullopt : std::optional<int>(to_axis(dim, "repeat_interleave: dim")));
+      }, py::arg("repeats"), py::arg("dim") = py::none())
       .def("chunk", [](const Tensor& t, int64_t chunks, int dim) { return t.chunk(chunks, dim); }, py::arg("chunks"), py::arg("dim") = 0)
       .def("tril", &Tensor::tril, py::arg("diagonal") = 0)
       .def("triu", &Tensor::triu, py::arg("diagonal") = 0)
@@ -283,11 +291,28 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
                                   int_list(output_padding, "conv_transpose2d: output_padding"));
       }, py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1, py::arg("dilation") = 1,
          py::arg("padding") = 0, py::arg("output_padding") = 0)
-      .def("max_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding) {
+      .def("max_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding,
+                            bool ceil_mode) {
         return t.max_pool2d(int_list(kernel_size, "max_pool2d: kernel_size"),
                             stride.is_none() ? std::vector<int64_t>{} : int_list(stride, "max_pool2d: stride"),
-                            int_list(dilation, "max_pool2d: dilation"), int_list(padding, "max_pool2d: padding"));
-      }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0)
+                            int_list(dilation, "max_pool2d: dilation"), int_list(padding, "max_pool2d: padding"), ceil_mode);
+      }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0,
+         py::arg("ceil_mode") = false)
+      .def("interpolate", [](const Tensor& t, py::object size, const std::string& mode, bool align_corners) {
+        return t.interpolate(int_list(size, "interpolate: size"), mode, align_corners);
+      }, py::arg("size"), py::arg("mode") = "linear", py::arg("align_corners") = false)
+      .def("multinomial", &Tensor::multinomial, py::arg("num_samples") = 1, py::arg("replacement") = false)
+      .def_static("einsum", [](const std::string& formula, py::args operands, py::object acc_dtype, py::object dtype) {
+        // Tensor.einsum("ij,jk", a, b) or Tensor.einsum("ij,jk", [a, b]), as tinygrad's argfix
+        py::sequence seq = operands.size() == 1 && (PyList_Check(operands[0].ptr()) || PyTuple_Check(operands[0].ptr()))
+                               ? py::reinterpret_borrow<py::sequence>(operands[0]) : py::reinterpret_borrow<py::sequence>(operands);
+        std::vector<Tensor> xs;
+        for (py::handle h : seq) xs.push_back(as_tensor(h, "einsum"));
+        // acc_dtype (tinygrad v0.9) / dtype (later tinygrad): the operands are cast to it, so the sum runs in it
+        std::optional<tg::DType> d = to_opt_dtype(dtype.is_none() ? acc_dtype : dtype);
+        if (d) for (Tensor& x : xs) x = x.cast(*d);
+        return Tensor::einsum(formula, xs);
+      }, py::arg("formula"), py::kw_only(), py::arg("acc_dtype") = py::none(), py::arg("dtype") = py::none())
       .def("avg_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding,
                             bool count_include_pad) {
         return t.avg_pool2d(int_list(kernel_size, "avg_pool2d: kernel_size"),

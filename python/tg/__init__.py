@@ -9,5 +9,9 @@ from tg.dtype import dtypes, DType                              # noqa: F401
 from tg.helpers import Context, GlobalCounters, getenv          # noqa: F401
 from tg.device import Device                                    # noqa: F401
 from tg.jit import TinyJit, JitError                            # noqa: F401
+# What tg raises for a user's mistake: ValueError/IndexError/TypeError that are also RuntimeError (torch's
+# type) and AssertionError (tinygrad v0.9's), so code written for either catches them.
+from tg._tg import TensorError, TensorValueError, TensorIndexError, TensorTypeError  # noqa: F401
 
-__all__ = ["Tensor", "dtypes", "DType", "Context", "GlobalCounters", "getenv", "Device", "TinyJit", "JitError"]
+__all__ = ["Tensor", "dtypes", "DType", "Context", "GlobalCounters", "getenv", "Device", "TinyJit", "JitError",
+           "TensorError", "TensorValueError", "TensorIndexError", "TensorTypeError"]

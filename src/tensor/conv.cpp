@@ -300,8 +300,23 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
 }
 
 Tensor Tensor::max_pool2d(const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
-                          const std::vector<int64_t>& padding) const {
+                          const std::vector<int64_t>& padding, bool ceil_mode) const {
   PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d");
+  if (ceil_mode) {
+    // torch's output size: ceil((L - span) / s) + 1 over the padded length L, less one when that last window
+    // would start in the right padding; the padding on the right grows to hold the last window
+    size_t n = a.k.size(), lead = shape().size() - n;
+    for (size_t j = 0; j < n; j++) {
+      int64_t i = shape()[lead + j], k = a.k[j], s = a.s[j], d = a.d[j];
+      int64_t& pb = a.pad[2 * (n - 1 - j)];
+      int64_t& pa = a.pad[2 * (n - 1 - j) + 1];
+      int64_t span = d * (k - 1) + 1, L = i + pb + pa;
+      if (k <= 0 || s <= 0 || d <= 0 || L < span) continue;  // pool() names the problem
+      int64_t o = (L - span + s - 1) / s + 1;
+      if ((o - 1) * s >= i + pb) o--;
+      pa += std::max<int64_t>(0, s * (o - 1) + span - L);
+    }
+  }
   // padding must never win the max: the dtype's lowest value (-inf for floats)
   Tensor x = pad2d(a.pad, dtype().min());
   return pool(x, a.k, a.s, a.d, "max_pool2d").max(last_axes(a.k.size()));

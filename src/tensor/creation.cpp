@@ -83,4 +83,12 @@ Tensor Tensor::eye(int64_t n, DType dtype, const std::string& device) {
   return full({n, 1}, 1, dtype, device).pad({{0, 0}, {0, n}}).reshape({n * (n + 1)}).shrink({{0, n * n}}).reshape({n, n});
 }
 
+Tensor Tensor::eye(int64_t n, int64_t m, DType dtype, const std::string& device) {
+  TG_CHECK(n >= 0 && m >= 0, "eye: negative size (", n, ", ", m, ")");
+  detail::checked_numel({n, m}, dtype, "eye");
+  // the square identity of the smaller side, zero-padded out to the rectangle: no (max, max) buffer
+  int64_t k = std::min(n, m);
+  return eye(k, dtype, device).pad({{0, n - k}, {0, m - k}});
+}
+
 }  // namespace tg

@@ -123,7 +123,8 @@ Tensor Tensor::logical_not() const {
 Tensor Tensor::cast(DType d) const {
   TG_CHECK(d.count == 1 && !d.ptr && d.scalar != Scalar::Void, "cast: cannot cast to ", d.name());
   if (d == dtype()) return *this;
-  return Function::apply<F::Cast>({*this}, d, false);
+  // to an integer or bool type the result has no gradient (as torch: it does not require grad)
+  return Function::apply<F::Cast>({d.is_float() ? *this : detach()}, d, false);
 }
 Tensor Tensor::bitcast(DType d) const {
   TG_CHECK(d.count == 1 && !d.ptr && d.scalar != Scalar::Void, "bitcast: cannot bitcast to ", d.name());
@@ -131,7 +132,7 @@ Tensor Tensor::bitcast(DType d) const {
   if (d == dtype()) return *this;
   // a bool holds 0 or 1 after every op: any other byte reads as true (as torch), so it is normalized
   if (d.is_bool()) return (dtype() == dtypes::uint8 ? *this : bitcast(dtypes::uint8)).cast(d);
-  return Function::apply<F::Cast>({*this}, d, true);
+  return Function::apply<F::Cast>({d.is_float() && dtype().is_float() ? *this : detach()}, d, true);
 }
 
 // ---- bitwise --------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ Tensor Function::run(std::shared_ptr<Function> self, const std::vector<Tensor>& 
     any |= r.value_or(false);
     all_known &= r.has_value();
   }
+  if (!differentiable()) any = false, all_known = true;
   // under no_grad nothing is recorded, and (as in torch) the result does not require grad
   std::optional<bool> requires_grad = Tensor::no_grad ? std::optional<bool>(false)
                                       : any           ? std::optional<bool>(true)

@@ -2,7 +2,8 @@
 //
 // A Function runs forward on LazyBuffers and, when an input requires grad, is kept as the result's
 // context so backward() can later map the output's gradient to one gradient per input. Each primitive
-// saves only what its backward needs. Ops that have no gradient (comparisons, bitwise) return nullptr.
+// saves only what its backward needs. Ops that have no gradient (comparisons, bitwise) are not
+// differentiable(): their results do not require grad, as in torch.
 #pragma once
 #include <memory>
 #include <optional>
@@ -41,6 +42,9 @@ class Function {
   std::vector<std::shared_ptr<TensorImpl>> parents;
 
  protected:
+  // A Function without a gradient (comparisons, bitwise and integer ops) gives a result that does not
+  // require grad, as torch's: a gradient cannot flow through it, and backward() from it is an error.
+  virtual bool differentiable() const { return true; }
   virtual LBPtr forward(const std::vector<LBPtr>& x) = 0;
 
  private:
@@ -77,6 +81,7 @@ struct Sign : Function { LBPtr forward(const std::vector<LBPtr>& x) override; st
 // Comparisons and integer/bitwise ops: forward only, no gradient.
 template <Ops op>
 struct NoGradBinary : Function {
+  bool differentiable() const override { return false; }
   LBPtr forward(const std::vector<LBPtr>& x) override { return x[0]->e(op, {x[1]}); }
   std::vector<LBPtr> backward(const LBPtr&) override { return {nullptr, nullptr}; }
 };
@@ -87,7 +92,7 @@ using BitwiseOr = NoGradBinary<Ops::OR>;
 using IDiv = NoGradBinary<Ops::IDIV>;
 using Shl = NoGradBinary<Ops::SHL>;
 using Shr = NoGradBinary<Ops::SHR>;
-struct Eq : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Eq : Function { bool differentiable() const override { return false; } LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Add : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Sub : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Mul : Function { LBPtr x, y; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };

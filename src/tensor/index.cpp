@@ -218,12 +218,15 @@ void check_index_tensor(const Tensor& t, const char* op) {
 // The indices as the walks below take them: an int (in range, not negative), a Slice, None, or an integer
 // index tensor on t's device, one per dim it indexes. Ellipsis becomes whole-dim slices and a bool mask
 // the coordinates of its true entries; everything is checked against the dims of t it applies to.
-std::vector<TensorIndex> resolve(const Tensor& t, const std::vector<TensorIndex>& indices, const char* op) {
+// A 0-d bool mask (torch's and NumPy's t[True] / t[False]) adds a dim as None does, of length 1 when true
+// and 0 when false: it becomes None, and the positions in the result of the false ones go to `empty`.
+std::vector<TensorIndex> resolve(const Tensor& t, const std::vector<TensorIndex>& indices, const char* op,
+                                 std::vector<size_t>* empty = nullptr) {
   int consumed = 0, ellipses = 0;
   for (const TensorIndex& i : indices) {
     const auto& v = i.value();
     if (std::holds_alternative<EllipsisIndex>(v)) ellipses++;
-    else if (auto* m = std::get_if<Tensor>(&v); m && m->dtype().is_bool()) consumed += std::max(1, m->ndim());
+    else if (auto* m = std::get_if<Tensor>(&v); m && m->dtype().is_bool()) consumed += m->ndim();  // a 0-d mask adds a dim, as None
     else if (!std::holds_alternative<NoneIndex>(v)) consumed++;
   }
   TG_CHECK_AS(IndexError, ellipses <= 1, op, ": an index can only have a single ellipsis");
@@ -245,13 +248,19 @@ std::vector<TensorIndex> resolve(const Tensor& t, const std::vector<TensorIndex>
       for (int k = 0; k < t.ndim() - consumed; k++, td++) out.emplace_back(Slice());
     } else {
       const Tensor& x = std::get<Tensor>(v);
+      if (x.dtype().is_bool() && x.ndim() == 0) {
+        if (!x.item<bool>() && empty) empty->push_back(out.size());
+        out.emplace_back(None);
+        continue;
+      }
       if (x.dtype().is_bool()) {
-        TG_CHECK(x.ndim() > 0, op, ": a 0-dim bool mask is not supported");
         for (Tensor& c : mask_coordinates(x, t.shape(), td, op, t.device())) out.emplace_back(c);
         td += x.ndim();
         continue;
       }
-      check_index_tensor(x, op);
+      // an IndexError, as torch and NumPy ("tensors used as indices must be long, int, byte or bool tensors")
+      TG_CHECK_AS(IndexError, x.dtype().is_int(), op, ": tensors used as indices must be integer or bool tensors, got ", x.dtype().name(),
+                  " of shape ", x.shape());
       int64_t n = t.shape()[static_cast<size_t>(td)];
       detail::check_index_range(x, -n, n, op, detail::cat("a dim of size ", n, " (tensor of shape ", t.shape(), ")"));
       out.emplace_back(x.to(t.device()));
@@ -388,8 +397,10 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
   int d = 0;  // the dim of y the next index applies to
   std::vector<int> tdims;
   std::vector<Tensor> tidx;
-  for (const TensorIndex& i : resolve(*this, indices, "index")) {
-    const auto& v = i.value();
+  std::vector<size_t> empty;
+  std::vector<TensorIndex> r = resolve(*this, indices, "index", &empty);
+  for (size_t k = 0; k < r.size(); k++) {
+    const auto& v = r[k].value();
     if (auto* p = std::get_if<int64_t>(&v)) {
       auto b = full_bounds(y);
       b[d] = {*p, *p + 1};
@@ -398,7 +409,13 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
       y = take_slice(y, d, slice_range(*s, y.shape()[d]));
       d++;
     } else if (std::holds_alternative<NoneIndex>(v)) {
-      y = y.unsqueeze(d++);
+      y = y.unsqueeze(d);
+      if (std::find(empty.begin(), empty.end(), k) != empty.end()) {  // a false 0-d mask: the new dim is empty
+        auto b = full_bounds(y);
+        b[d] = {0, 0};
+        y = y.shrink(b);
+      }
+      d++;
     } else {
       tdims.push_back(d++);
       tidx.push_back(std::get<Tensor>(v));
@@ -411,7 +428,9 @@ Tensor Tensor::index_put(const std::vector<TensorIndex>& indices, const Tensor& 
   TG_CHECK_AS(TypeError, values.dtype() == dtype(), "index_put: values of ", values.dtype().name(), " into a tensor of ", dtype().name(),
               " (shape ", shape(), ")");
   TG_CHECK(values.device() == device(), "index_put: values on ", values.device(), ", the tensor on ", device());
-  std::vector<TensorIndex> r = resolve(*this, indices, "index_put");
+  std::vector<size_t> empty;
+  std::vector<TensorIndex> r = resolve(*this, indices, "index_put", &empty);
+  if (!empty.empty()) return *this;  // a false 0-d mask selects nothing
   if (has_index_tensor(r)) {  // a write to the selection's flat positions
     Tensor pos = flat_positions(*this, r);
     int64_t m = pos.numel();

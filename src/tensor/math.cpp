@@ -95,48 +95,106 @@ Tensor Tensor::erf() const {
 }
 
 // ---- pow -----------------------------------------------------------------------------------------
+// The value is computed without a graph (exact powers by repeated squaring, x^(n+1/2) with a sqrt, else
+// exp(e log|x|) with the sign or NaN of a negative base), then linked to the base and exponent by the Pow
+// Function, whose derivatives are torch's: d/db = e * b^(e-1) (0 where e == 0), d/de = b^e * log(b) (0
+// where b == 0 and e >= 0). So at b == 0 and for negative b the gradient is torch's: 0 or inf where the
+// power is, NaN where a non-whole power of a negative number is.
 
-Tensor Tensor::pow(double e) const {
+namespace {
+
+Tensor pow_value(const Tensor& x, double e) {
   bool whole = e == std::floor(e) && std::fabs(e) < 9007199254740992.0;
-  if (!whole && !dtype().is_float()) return to_float(*this).pow(e);  // int ** 2.5 is float, as torch
+  if (!whole && !x.dtype().is_float()) return pow_value(to_float(x), e);  // int ** 2.5 is float, as torch
   if (e < 0) {
-    TG_CHECK(dtype().is_float(), "pow: integer tensor of shape ", shape(), " (", dtype().name(),
+    TG_CHECK(x.dtype().is_float(), "pow: integer tensor of shape ", x.shape(), " (", x.dtype().name(),
              ") to the negative power ", e, " is not allowed");
-    return reciprocal().pow(-e);
+    if (e == -0.5) return x.sqrt().reciprocal();  // torch's rsqrt: -0 gives -inf
+    Tensor r = pow_value(x.reciprocal(), -e);
+    // 0 (either sign) to a negative non-whole power is +inf (1/-0 = -inf would make it NaN)
+    return whole ? r : x.eq(scalar(x, 0)).where(scalar(r, INFINITY), r);
   }
-  if (e == 0) return dtype().is_float() ? zero_grad(*this, ones_like()) : ones_like();  // 0^0 = inf^0 = nan^0 = 1
-  if (whole) return int_pow(*this, static_cast<uint64_t>(e));
+  if (e == 0) return x.ones_like();  // 0^0 = inf^0 = nan^0 = 1
+  if (whole) return int_pow(x, static_cast<uint64_t>(e));
   if (e - 0.5 == std::floor(e - 0.5)) {  // x^(n+1/2): exact powers and a sqrt keep precision
-    Tensor s = sqrt();
-    return e < 1 ? s : int_pow(*this, static_cast<uint64_t>(e - 0.5)) * s;
+    Tensor s = x.sqrt();
+    return e < 1 ? s : int_pow(x, static_cast<uint64_t>(e - 0.5)) * s;
   }
   // |x|^e, NaN for negative bases (a non-whole power of a negative number is not real)
-  Tensor ret = (abs().log() * e).exp();
-  return lt(scalar(*this, 0)).detach().where(scalar(ret, NAN), ret);
+  Tensor ret = (x.abs().log() * e).exp();
+  return x.lt(scalar(x, 0)).where(scalar(ret, NAN), ret);
+}
+
+Tensor pow_value(const Tensor& b, const Tensor& e) {  // b and e broadcast, of one dtype
+  if (!b.dtype().is_float()) {
+    // integer powers: float64 is exact up to 2^53, so rounding recovers the integer result
+    Tensor f = pow_value(b.cast(dtypes::float64), e.cast(dtypes::float64));
+    return f.round().cast(b.dtype());
+  }
+  Tensor zero = b.eq(scalar(b, 0)), neg = b.lt(scalar(b, 0));
+  Tensor e0 = e.eq(scalar(e, 0));
+  Tensor mag = zero.where(b.ones_like(), b.abs());  // log(0) kept out of the discarded branch
+  Tensor ret = (mag.log() * e).exp();
+  // a negative base: the sign is - for an odd whole e; a non-whole e gives NaN
+  Tensor whole = e.eq(e.trunc());
+  Tensor half = e * 0.5;
+  Tensor odd = whole.logical_and(half.ne(half.trunc()));
+  ret = neg.logical_and(odd).where(-ret, ret);
+  ret = neg.logical_and(whole.logical_not()).where(scalar(ret, NAN), ret);
+  // 0^e: 0 for e > 0, inf for e < 0 (-inf for -0 to an odd power, as C's pow); and x^0 = 1 for every x
+  Tensor neg_zero = zero.logical_and(b.reciprocal().lt(scalar(b, 0)));
+  Tensor inf = neg_zero.logical_and(odd).where(-INFINITY, INFINITY).cast(b.dtype());
+  Tensor zero_pow = e.gt(scalar(e, 0)).where(b.zeros_like(), inf);
+  ret = zero.where(zero_pow, ret);
+  return e0.where(b.ones_like(), ret);
+}
+
+// inputs: the base, the exponent (a tensor, or none when `exponent` holds a number) and the value b^e
+struct Pow : Function {
+  explicit Pow(std::optional<double> exponent) : exponent(exponent) {}
+  std::optional<double> exponent;
+  LBPtr b, e, ret;
+  LBPtr forward(const std::vector<LBPtr>& x) override {
+    b = x[0];
+    if (!exponent) e = x[1];
+    return ret = x.back();
+  }
+  std::vector<LBPtr> backward(const LBPtr& grad) override {
+    Tensor g(grad), base(b);
+    std::vector<LBPtr> out(needs_input_grad.size());
+    if (exponent) {
+      if (needs_input_grad[0])
+        out[0] = (*exponent == 0 ? base.zeros_like() : g * (pow_value(base, *exponent - 1) * *exponent)).lazydata();
+      return out;
+    }
+    Tensor ex(e);
+    if (needs_input_grad[0]) {
+      Tensor d = ex * pow_value(base, ex - 1.0);
+      out[0] = (g * ex.eq(scalar(ex, 0)).where(scalar(d, 0), d)).lazydata();
+    }
+    if (needs_input_grad[1]) {
+      Tensor d = Tensor(ret) * base.log();
+      Tensor flat = base.eq(scalar(base, 0)).logical_and(ex.ge(scalar(ex, 0)));
+      out[1] = (g * flat.where(scalar(d, 0), d)).lazydata();
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+Tensor Tensor::pow(double e) const {
+  Tensor v = pow_value(detach(), e);
+  if (!v.dtype().is_float() || requires_grad() == std::optional<bool>(false)) return v;
+  return Function::apply<Pow>({v.dtype() == dtype() ? *this : to_float(*this), v}, e);
 }
 
 Tensor Tensor::pow(const Tensor& exponent) const {
   auto [b, e] = broadcasted("pow", *this, exponent);
-  if (!b.dtype().is_float()) {
-    // integer powers: float64 is exact up to 2^53, so rounding recovers the integer result
-    Tensor f = b.cast(dtypes::float64).pow(e.cast(dtypes::float64));
-    return f.round().cast(b.dtype());
-  }
-  Tensor zero = b.eq(scalar(b, 0)).detach(), neg = b.lt(scalar(b, 0)).detach();
-  Tensor e0 = e.eq(scalar(e, 0)).detach();
-  // b^e = exp(e log|b|) on a base kept away from 0: log(0) would make the discarded branch's gradient NaN
-  Tensor mag = zero.where(b.ones_like(), b.abs());
-  Tensor ret = (mag.log() * e).exp();
-  // a negative base: the sign is - for an odd whole e; a non-whole e gives NaN
-  Tensor whole = e.eq(e.trunc()).detach();
-  Tensor half = (e * 0.5).detach();
-  Tensor odd = whole.logical_and(half.ne(half.trunc()));
-  ret = neg.logical_and(odd).where(-ret, ret);
-  ret = neg.logical_and(whole.logical_not()).where(scalar(ret, NAN), ret);
-  // 0^e: 0 for e > 0, inf for e < 0; and x^0 = 1 for every x (0, inf and NaN too)
-  Tensor zero_pow = e.gt(scalar(e, 0)).detach().where(0.0, INFINITY).cast(b.dtype());
-  ret = zero.where(zero_pow, ret);
-  return e0.where(b.ones_like(), ret);
+  Tensor v = pow_value(b.detach(), e.detach());
+  std::optional<bool> no = false;
+  if (!v.dtype().is_float() || (b.requires_grad() == no && e.requires_grad() == no)) return v;
+  return Function::apply<Pow>({b, e, v}, std::nullopt);
 }
 
 // ---- rounding and clipping ----------------------------------------------------------------------

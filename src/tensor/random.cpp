@@ -164,3 +164,32 @@ Tensor Tensor::kaiming_normal(const Shape& shape, double a, DType dtype, const s
 }
 
 }  // namespace tg
+
+namespace tg {
+
+Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
+  TG_CHECK(ndim() == 1 || ndim() == 2, "multinomial: needs a 1-D or 2-D tensor of weights, got shape ", shape(), " (", dtype().name(), ")");
+  TG_CHECK(num_samples > 0, "multinomial: num_samples must be positive, got ", num_samples, " (weights of shape ", shape(), ")");
+  TG_CHECK_AS(TypeError, !dtype().is_bool(), "multinomial: weights must be numbers, got bool (shape ", shape(), ")");
+  Tensor w = (ndim() == 1 ? unsqueeze(0) : *this).detach().cast(dtypes::float32);
+  int64_t rows = w.shape()[0], n = w.shape()[1];
+  TG_CHECK(n > 0, "multinomial: weights of shape ", shape(), " have no categories to draw from");
+  TG_CHECK(replacement || num_samples <= n, "multinomial: cannot draw ", num_samples, " samples without replacement from ", n,
+           " categories (weights of shape ", shape(), ")");
+  std::optional<Tensor> idx;
+  if (replacement || num_samples == 1) {
+    // the CDF of each row, and per sample the number of its entries at or below a uniform number in [0, 1)
+    Tensor cw = w.cumsum(1);
+    Tensor cdf = cw / cw.shrink({{0, rows}, {n - 1, n}});
+    Tensor u = Tensor::rand({num_samples, rows, 1}, dtypes::float32, device());
+    idx = (u >= cdf.unsqueeze(0)).cast(dtypes::int32).sum({2}).permute({1, 0});
+  } else {
+    // Efraimidis-Spirakis: the largest keys u^(1/w), compared as log2(u) / w (-inf for a weight of 0)
+    Tensor keys = Tensor::rand(w.shape(), dtypes::float32, device()).log2() / w;
+    idx = keys.topk(num_samples, 1).second;
+  }
+  Tensor r = idx->cast(dtypes::int32);
+  return ndim() == 1 ? r.squeeze(0) : r;
+}
+
+}  // namespace tg

@@ -59,7 +59,9 @@ Tensor diagonal_mask(const Tensor& t, int64_t diagonal, bool lower) {
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
   check_same_kind(tensors, "cat");
   const Tensor& first = tensors[0];
-  TG_CHECK(first.ndim() > 0, "cat: zero-dimensional tensors cannot be concatenated, got shapes ", shapes_of(tensors));
+  // an IndexError: tinygrad v0.9 indexes the missing dim (IndexError), torch raises a RuntimeError (both are caught from Python)
+  for (const Tensor& t : tensors)
+    TG_CHECK_AS(IndexError, t.ndim() > 0, "cat: zero-dimensional tensors cannot be concatenated, got shapes ", shapes_of(tensors));
   int d = first.norm_axis(dim, "cat");
   int64_t total = 0;
   for (const Tensor& t : tensors) {
@@ -140,6 +142,22 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
            ") are too large: the element count or byte size overflows int64");
   for (size_t i = 0; i < base.size(); i++) out.push_back(repeats[i] * base[i]);
   return reshape(unit).expand(expanded).reshape(out);
+}
+
+Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int> dim) const {
+  TG_CHECK(repeats >= 0, "repeat_interleave: repeats must be non-negative, got ", repeats, " (shape ", shape(), ")");
+  // checked on the caller's shape so an error names it, not the (1,) a 0-d tensor is treated as below
+  int d = dim ? norm_axis(*dim, "repeat_interleave") : 0;
+  Tensor x = dim ? *this : flatten();
+  if (x.ndim() == 0) x = x.reshape({1});  // our norm_axis rule: a 0-d tensor takes dim 0/-1 as one of size 1
+  // (.., n, ..) -> (.., n, 1, ..) expanded to (.., n, repeats, ..) and merged: each entry repeated in place
+  Shape unit = x.shape(), expanded = x.shape(), out = x.shape();
+  unit.insert(unit.begin() + d + 1, 1);
+  expanded.insert(expanded.begin() + d + 1, repeats);
+  TG_CHECK(detail::numel_if_fits(expanded, dtype()), "repeat_interleave: ", repeats, " repeats of shape ", shape(), " (", dtype().name(),
+           ") are too large: the element count or byte size overflows int64");
+  out[static_cast<size_t>(d)] *= repeats;
+  return x.reshape(unit).expand(expanded).reshape(out);
 }
 
 std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int dim) const {

@@ -110,6 +110,24 @@ Tensor& Tensor::assign(const Tensor& x) {
   return *this;
 }
 
+Tensor& Tensor::replace(const Tensor& x) {
+  TG_CHECK(x.shape() == shape(), "replace: shape ", x.shape(), " does not match ", shape());
+  TG_CHECK(!x.requires_grad().value_or(false), "replace: the new data of shape ", x.shape(), " (", x.dtype().name(),
+           ") requires grad; replace takes data (detach() it)");
+  TG_CHECK(!impl_->ctx, "replace: the tensor of shape ", shape(), " is the result of an op recorded for backward; replace a leaf");
+  impl_->lazydata = x.lazydata();
+  return *this;
+}
+
+Tensor Tensor::sequential(const std::vector<std::function<Tensor(const Tensor&)>>& layers) const {
+  Tensor x = *this;
+  for (const auto& f : layers) {
+    TG_CHECK(f, "sequential: layer is an empty function (input of shape ", shape(), ")");
+    x = f(x);
+  }
+  return x;
+}
+
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) {
   Tensor r = index_put(indices, values);
   if (no_grad || !r.impl_->ctx) return assign(r);  // nothing to differentiate: a plain write

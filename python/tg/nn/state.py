@@ -1,4 +1,4 @@
-"""tg.nn.state: a model's tensors by name, and safetensors files (tinygrad's nn/state.py).
+"""tg.nn.state: a model's tensors by name, safetensors files and torch.save's files (tinygrad's nn/state.py).
 
 get_state_dict walks any Python object as tinygrad does -- a Tensor is a leaf; an object's __dict__,
 a namedtuple, a dict or a list/tuple are walked, their keys/indices joined by "." -- so a user's own
@@ -9,6 +9,7 @@ from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
 from tg import _tg
+from tg._tg import TensorValueError
 from tg.helpers import DEBUG
 from tg.tensor import Tensor
 
@@ -37,7 +38,8 @@ def load_state_dict(model: Any, state_dict: Dict[str, Tensor], strict: bool = Tr
   cast to its dtype and moved to its device, then realizes them all in one schedule.
 
   strict: a name the model has but state_dict lacks is a KeyError (without strict it is skipped). A shape
-  mismatch is a ValueError naming the tensor. Nothing changes unless every check passes. Names in
+  mismatch is a TensorValueError (a ValueError and RuntimeError) naming the tensor; () and (1,) are taken for
+  each other (a scalar such as BatchNorm's num_batches_tracked). Nothing changes unless every check passes. Names in
   state_dict the model lacks are ignored (listed with DEBUG>=1). `verbose` is accepted for tinygrad's
   signature (there is no progress bar); consume deletes each loaded entry from state_dict."""
   model_state = get_state_dict(model)
@@ -49,7 +51,10 @@ def load_state_dict(model: Any, state_dict: Dict[str, Tensor], strict: bool = Tr
       continue
     src = state_dict[name]
     if not isinstance(src, Tensor): raise TypeError(f"load_state_dict: '{name}' is a {type(src).__name__}, not a Tensor")
-    if src.shape != v.shape: raise ValueError(f"load_state_dict: shape mismatch in '{name}': the model has {v.shape}, the state_dict {src.shape}")
+    if src.shape != v.shape:
+      # a scalar saved as () or (1,) (torch's BatchNorm num_batches_tracked is (), tinygrad v0.9's (1,)): as tinygrad, reshaped
+      if {src.shape, v.shape} == {(), (1,)}: src = src.reshape(v.shape)
+      else: raise TensorValueError(f"load_state_dict: shape mismatch in '{name}': the model has {v.shape}, the state_dict {src.shape}")
     todo.append((name, v, src))
   for name, v, src in todo:
     v.assign(src.to(v.device).cast(v.dtype) if src.dtype != v.dtype or src.device != v.device else src)
@@ -67,10 +72,19 @@ def safe_save(tensors: Dict[str, Tensor], fn, metadata: Optional[Dict[str, str]]
   _tg.safe_save(tensors, os.fspath(fn), metadata or {})
 
 
+def torch_load(fn) -> Any:
+  """The object a PyTorch .pth/.pt file holds (torch.save's zip archive or its legacy format), its tensors as tg
+  Tensors on the default device: for a state dict, {name: Tensor}. The pickle is read by tg's own reader of
+  the subset torch writes, which runs nothing from the file: a file naming any other function or class (a
+  pickled nn.Module, or a malicious pickle), and a truncated or malformed one, raise a TensorValueError
+  (a ValueError and RuntimeError) naming the file and the problem."""
+  return _tg.torch_load(os.fspath(fn))
+
+
 def safe_load_metadata(fn) -> Dict[str, str]:
   """The "__metadata__" string map of a .safetensors file ({} when it has none).
   (tinygrad's function of this name returns the raw header; tinygrad.cpp's returns the metadata itself.)"""
   return _tg.safe_load_metadata(os.fspath(fn))
 
 
-__all__ = ["get_state_dict", "get_parameters", "load_state_dict", "safe_load", "safe_save", "safe_load_metadata"]
+__all__ = ["get_state_dict", "get_parameters", "load_state_dict", "safe_load", "safe_save", "safe_load_metadata", "torch_load"]
