@@ -60,13 +60,6 @@ Check check_alu(B b) {
   }
 }
 
-std::vector<Ops> alu_ops() {
-  std::vector<Ops> ops;
-  for (size_t i = 0; i < op_count(); i++)
-    if (is_alu(static_cast<Ops>(i))) ops.push_back(static_cast<Ops>(i));
-  return ops;
-}
-
 // What every stage allows.
 std::vector<SpecRule> common_rules() {
   return {

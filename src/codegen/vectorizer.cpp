@@ -222,8 +222,7 @@ UOpPtr lift_reduce(B b) {
 
 std::vector<Ops> lifted_ops() {
   std::vector<Ops> ops{Ops::CAST, Ops::BITCAST};
-  for (size_t i = 0; i < op_count(); i++)
-    if (is_alu(static_cast<Ops>(i))) ops.push_back(static_cast<Ops>(i));
+  ops.insert(ops.end(), alu_ops().begin(), alu_ops().end());
   return ops;
 }
 

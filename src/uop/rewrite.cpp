@@ -13,6 +13,16 @@ UPat UPat::cnst(int64_t v) {
   return p;
 }
 
+const std::vector<Ops>& alu_ops() {
+  static const std::vector<Ops> ops = [] {
+    std::vector<Ops> v;
+    for (size_t i = 0; i < op_count(); i++)
+      if (is_alu(static_cast<Ops>(i))) v.push_back(static_cast<Ops>(i));
+    return v;
+  }();
+  return ops;
+}
+
 const UOpPtr& Bindings::operator[](std::string_view name) const {
   for (auto& [k, v] : b_)
     if (k == name) return v;

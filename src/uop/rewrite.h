@@ -144,6 +144,8 @@ template <class R> std::string RuleOf<R>::where() const {
 }
 
 inline size_t op_count() { return static_cast<size_t>(Ops::MULACC) + 1; }  // the last op of the list
+// Every ALU op (is_alu), in table order: for rules over all of them (UPat::ops_of(alu_ops())).
+const std::vector<Ops>& alu_ops();
 
 template <class R> PatternMatcherOf<R>::PatternMatcherOf(std::vector<RuleOf<R>> rules) : rules_(std::move(rules)) {
   by_op_.resize(op_count());
