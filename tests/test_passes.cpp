@@ -15,15 +15,12 @@
 #include "engine/search.h"
 #include "lazy/lazybuffer.h"
 #include "tg/tg.h"
+#include "test_util.h"
 
 using namespace tg;
 using testing::HasSubstr;
 
 namespace {
-
-UOpPtr range(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
-}
 
 // A pass whose rules count what they see through their context.
 struct Counter : RewriteContext {
@@ -54,7 +51,7 @@ TEST(GraphRewrite, RulesReachThePassContext) {
     return nullptr;  // declines: only counts
   }}});
   Counter c;
-  auto e = range(0, 4)->add(range(1, 4))->add(3);
+  auto e = loop_range(0, 4)->add(loop_range(1, 4))->add(3);
   graph_rewrite(e, count, &c);
   EXPECT_EQ(c.adds, 2);
   // a rule asking for a context its pass lacks is a bug in the pass, reported as such
@@ -63,7 +60,7 @@ TEST(GraphRewrite, RulesReachThePassContext) {
 
 TEST(GraphRewrite, TopDownSeesTheOriginalSourcesBottomUpTheRewritten) {
   // x*0 -> 0 and (anything)*0 is what a top-down rule sees first; bottom-up, the inner rewrite happens first
-  auto x = range(0, 8);
+  auto x = loop_range(0, 8);
   auto inner = x->add(1);
   auto outer = inner->mul(2);
   std::vector<std::string> order;
@@ -87,13 +84,13 @@ TEST(GraphRewrite, TopDownSeesTheOriginalSourcesBottomUpTheRewritten) {
 TEST(GraphRewrite, CombinedMatchersTryTheLeftRulesFirst) {
   PatternMatcher to_one({{UPat::op(Ops::ADD), [](const Bindings& b) { return UOp::cnst(b["root"]->dtype, 1); }}});
   PatternMatcher to_two({{UPat::op(Ops::ADD), [](const Bindings& b) { return UOp::cnst(b["root"]->dtype, 2); }}});
-  auto e = range(0, 4)->add(5);
+  auto e = loop_range(0, 4)->add(5);
   EXPECT_EQ(graph_rewrite(e, to_one + to_two)->const_int(), 1);
   EXPECT_EQ(graph_rewrite(e, to_two + to_one)->const_int(), 2);
 }
 
 TEST(GraphRewrite, ReplaceRebuildsOnlyWhenSourcesChanged) {
-  auto x = range(0, 4), y = range(1, 4);
+  auto x = loop_range(0, 4), y = loop_range(1, 4);
   auto e = x->add(y);
   EXPECT_EQ(e->replace(e->src), e);  // same sources: the same (hash-consed) node
   auto f = e->replace({y, y});

@@ -7,6 +7,7 @@
 
 #include "shape/shapetracker.h"
 #include "uop/rewrite.h"
+#include "test_util.h"
 
 using namespace tg;
 using Mask = std::vector<std::pair<int64_t, int64_t>>;
@@ -69,10 +70,6 @@ struct Evaluator {
   }
   int64_t at(const std::vector<int64_t>& v, const UOpPtr& u) const { return v[slot.at(u.get())]; }
 };
-
-UOpPtr range_var(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Reference: the same movement ops on an explicit array of element ids (-1 = padding).
@@ -274,9 +271,9 @@ TEST(ShapeReshape, PermutedIncompatiblePushesView) {
   expect_view(r.views[1], {6}, {1}, 0, std::nullopt);
   EXPECT_EQ(r.simplify().views.size(), 2u);  // genuinely two views
   // element at flat i of the transposed (3,2) array: row i/2, col i%2 -> buffer (i%2)*3 + i/2
-  auto [idx, valid] = r.to_indexed_uops({range_var(0, 6)}, dtypes::int32);
+  auto [idx, valid] = r.to_indexed_uops({loop_range(0, 6)}, dtypes::int32);
   Evaluator ev({idx, valid});
-  UOpPtr ridx = range_var(0, 6);
+  UOpPtr ridx = loop_range(0, 6);
   for (int64_t i = 0; i < 6; i++) {
     auto vals = ev.run({{ridx.get(), i}});
     EXPECT_EQ(ev.at(vals, idx), (i % 2) * 3 + i / 2) << render_expr(idx);
@@ -385,7 +382,7 @@ TEST(ShapeTracker, RealSizeAndStrides) {
 
 TEST(ShapeTracker, IndexedUopsSimple) {
   ShapeTracker st = ShapeTracker::from_shape({2, 3}).pad({{1, 0}, {0, 1}});  // (3,4)
-  UOpPtr i0 = range_var(0, 3), i1 = range_var(1, 4);
+  UOpPtr i0 = loop_range(0, 3), i1 = loop_range(1, 4);
   auto [idx, valid] = st.to_indexed_uops({i0, i1}, dtypes::int32);
   Evaluator ev({idx, valid});
   for (int64_t a = 0; a < 3; a++)
@@ -396,7 +393,7 @@ TEST(ShapeTracker, IndexedUopsSimple) {
       if (ok) { EXPECT_EQ(ev.at(v, idx), (a - 1) * 3 + b) << render_expr(idx); }
     }
   // no mask: valid is the constant true
-  auto [idx2, valid2] = ShapeTracker::from_shape({2, 3}).to_indexed_uops({range_var(0, 2), range_var(1, 3)}, dtypes::int32);
+  auto [idx2, valid2] = ShapeTracker::from_shape({2, 3}).to_indexed_uops({loop_range(0, 2), loop_range(1, 3)}, dtypes::int32);
   EXPECT_TRUE(valid2->is_const(1));
   (void)idx2;
 }
@@ -449,7 +446,7 @@ TEST(ShapeTracker, ZeroSizeOnTopOfPaddedViews) {
     ShapeTracker st = ShapeTracker::from_shape({3, 5}).permute({1, 0}).reshape({3, 5}) + z;
     EXPECT_EQ(st.size(), 0);
     ShapeTracker padded = z.pad({{1, 1}, {2, 0}});  // all padding
-    auto [idx, valid] = padded.to_indexed_uops({range_var(0, 5), range_var(1, 2)}, dtypes::int32);
+    auto [idx, valid] = padded.to_indexed_uops({loop_range(0, 5), loop_range(1, 2)}, dtypes::int32);
     EXPECT_TRUE(valid->is_const(0)) << render_expr(valid);
   }
 }
@@ -581,9 +578,9 @@ void check_against_ref(const ShapeTracker& st, const Ref& ref, const std::string
   ASSERT_EQ(st.shape(), ref.shape) << what;
   const size_t n = ref.shape.size();
   std::vector<UOpPtr> idxs;
-  for (size_t i = 0; i < n; i++) idxs.push_back(range_var(static_cast<int>(i), ref.shape[i]));
+  for (size_t i = 0; i < n; i++) idxs.push_back(loop_range(static_cast<int>(i), ref.shape[i]));
   auto [idx, valid] = st.to_indexed_uops(idxs, dtypes::int32);
-  UOpPtr flat_var = range_var(7, prod(ref.shape));
+  UOpPtr flat_var = loop_range(7, prod(ref.shape));
   auto [fidx, fvalid] = st.to_indexed_uops_flat(flat_var);
   Evaluator ev({idx, valid, fidx, fvalid});
   const int64_t real = st.real_size();

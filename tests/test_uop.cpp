@@ -9,13 +9,11 @@
 #include "tg/tensor.h"
 #include "uop/exec_alu.h"
 #include "uop/rewrite.h"
+#include "test_util.h"
 
 using namespace tg;
 
 namespace {
-UOpPtr range(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
-}
 // Evaluates an integer expression with RANGE nodes bound to values.
 int64_t eval(const UOpPtr& u, const std::map<const UOp*, int64_t>& env) {
   if (u->op == Ops::RANGE) return env.at(u.get());
@@ -28,14 +26,14 @@ int64_t eval(const UOpPtr& u, const std::map<const UOp*, int64_t>& env) {
 }  // namespace
 
 TEST(UOp, HashConsingGivesPointerEquality) {
-  auto a = range(0, 4)->add(3), b = range(0, 4)->add(3);
+  auto a = loop_range(0, 4)->add(3), b = loop_range(0, 4)->add(3);
   EXPECT_EQ(a.get(), b.get());
-  EXPECT_NE(range(0, 4)->add(3).get(), range(0, 4)->add(4).get());
+  EXPECT_NE(loop_range(0, 4)->add(3).get(), loop_range(0, 4)->add(4).get());
   EXPECT_NE(UOp::cnst(dtypes::float32, 1).get(), UOp::cnst(dtypes::int32, 1).get());
 }
 
 TEST(UOp, BoundsOfIndexMath) {
-  auto i = range(0, 10);
+  auto i = loop_range(0, 10);
   EXPECT_EQ(i->vmin, 0);
   EXPECT_EQ(i->vmax, 9);
   auto e = i->mul(4)->add(3);
@@ -48,21 +46,21 @@ TEST(UOp, BoundsOfIndexMath) {
 // A result that can leave its dtype's range wraps (C semantics), so its bounds are the whole dtype:
 // -x of a uint32 in [0, 5] is 0 or wraps near 2^32, never "[0, 0]" (that folded a - b to a).
 TEST(UOp, BoundsOfResultsThatWrap) {
-  auto x = UOp::make(Ops::CAST, dtypes::uint32, {range(0, 6)});
+  auto x = UOp::make(Ops::CAST, dtypes::uint32, {loop_range(0, 6)});
   auto neg = UOp::make(Ops::NEG, dtypes::uint32, {x});
   EXPECT_EQ(neg->vmin, 0);
   EXPECT_EQ(neg->vmax, 4294967295);
-  auto big = UOp::make(Ops::MUL, dtypes::int32, {range(0, 1 << 20), UOp::cnst(dtypes::int32, 1 << 20)});
+  auto big = UOp::make(Ops::MUL, dtypes::int32, {loop_range(0, 1 << 20), UOp::cnst(dtypes::int32, 1 << 20)});
   EXPECT_EQ(big->vmin, -2147483648);  // can overflow int32: anything
   EXPECT_EQ(big->vmax, 2147483647);
-  EXPECT_EQ(range(0, 6)->mul(3)->vmax, 15);  // stays in range: exact
+  EXPECT_EQ(loop_range(0, 6)->mul(3)->vmax, 15);  // stays in range: exact
   Tensor a(std::vector<uint32_t>{5, 6, 4000000000u}, {3}), b(std::vector<uint32_t>{1, 2, 500000000u}, {3});
   EXPECT_EQ((a - b).tolist<uint32_t>(), (std::vector<uint32_t>{4, 4, 3500000000u}));
   EXPECT_EQ((a - 1u).tolist<uint32_t>(), (std::vector<uint32_t>{4, 5, 3999999999u}));
 }
 
 TEST(UOp, ToposortPutsSourcesFirst) {
-  auto i = range(0, 4);
+  auto i = loop_range(0, 4);
   auto e = i->add(1)->mul(2);
   auto topo = e->toposort();
   ASSERT_EQ(topo.back(), e);
@@ -71,7 +69,7 @@ TEST(UOp, ToposortPutsSourcesFirst) {
 }
 
 TEST(Rewrite, PatternCapturesAndCommutativeMatch) {
-  auto x = range(0, 8);
+  auto x = loop_range(0, 8);
   Bindings b;
   UPat p(Ops::ADD, {UPat::cvar("c"), UPat::var("x")});
   ASSERT_TRUE(match(p, x->add(5), b));  // matched with the sources swapped
@@ -84,19 +82,19 @@ TEST(Rewrite, PatternCapturesAndCommutativeMatch) {
 TEST(Rewrite, RulesThatLoopAreReportedNotHung) {
   PatternMatcher flip({{UPat(Ops::ADD, {UPat::var("a"), UPat::var("b")}, "root"),
                         [](const Bindings& b) { return UOp::make(Ops::ADD, b["root"]->dtype, {b["b"], b["a"]}); }}});
-  auto e = range(0, 4)->add(range(1, 4));
+  auto e = loop_range(0, 4)->add(loop_range(1, 4));
   EXPECT_THROW(graph_rewrite(e, flip), InternalError);
 }
 
 TEST(Rewrite, DeepGraphsDoNotOverflowTheStack) {
-  UOpPtr e = range(0, 4);
+  UOpPtr e = loop_range(0, 4);
   for (int i = 0; i < 5000; i++) e = e->add(1);
   UOpPtr s = simplify(e);
   EXPECT_EQ(render_expr(s), "(ridx0+5000)");
 }
 
 TEST(Symbolic, FoldsTheIndexExpressionsViewsBuild) {
-  auto i = range(0, 3), j = range(1, 4);
+  auto i = loop_range(0, 3), j = loop_range(1, 4);
   auto flat = i->mul(4)->add(j);
   EXPECT_EQ(simplify(flat->idiv(4)), i);
   EXPECT_EQ(simplify(flat->mod(4)), j);
@@ -111,7 +109,7 @@ TEST(Symbolic, FoldsTheIndexExpressionsViewsBuild) {
 // reduced modulo the divisor); where the reduced sum can reach the divisor the op stays, and every
 // result keeps its value (brute force).
 TEST(Symbolic, DivModReduceCoefficients) {
-  auto ky = range(0, 3), x = range(1, 28), x2 = range(2, 29);
+  auto ky = loop_range(0, 3), x = loop_range(1, 28), x2 = loop_range(2, 29);
   auto win = ky->mul(31)->add(x);
   EXPECT_EQ(render_expr(simplify(win->mod(30))), "(ridx0+ridx1)");
   EXPECT_EQ(simplify(win->idiv(30)), ky);
@@ -142,7 +140,7 @@ TEST(Symbolic, PropertySimplifyPreservesValues) {
   std::mt19937 rng(7);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int t = 0; t < 300; t++) {
-    std::vector<UOpPtr> rs{range(0, pick(1, 6)), range(1, pick(1, 6)), range(2, pick(1, 6))};
+    std::vector<UOpPtr> rs{loop_range(0, pick(1, 6)), loop_range(1, pick(1, 6)), loop_range(2, pick(1, 6))};
     UOpPtr e = UOp::index_const(pick(0, 5));
     for (auto& r : rs) e = e->add(r->mul(pick(0, 12)));
     int steps = pick(1, 3);
@@ -167,7 +165,7 @@ TEST(Symbolic, PropertySimplifyPreservesValues) {
 
 // x % 0 is 0 (README, Semantics): rules about nested modulo must not treat a 0 modulus as a multiple.
 TEST(Symbolic, ModuloByZeroIsNotRewritten) {
-  UOpPtr x = range(0, 10);
+  UOpPtr x = loop_range(0, 10);
   for (UOpPtr e : {x->mod(0)->mod(4), x->mod(0)->idiv(2), x->mod(0)}) {
     UOpPtr s = simplify(e);
     for (int64_t a = 0; a < 10; a++) EXPECT_EQ(eval(s, {{x.get(), a}}), 0) << render_expr(e) << " -> " << render_expr(s);

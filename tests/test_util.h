@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tg/error.h"
+#include "uop/uop.h"
 
 // Runs f, expects a tg::Error, and returns its message ("" when none was thrown).
 inline std::string error_of(const std::function<void()>& f) {
@@ -19,4 +20,10 @@ inline std::string error_of(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "expected tg::Error, nothing was thrown";
   return "";
+}
+
+// A loop RANGE over [0, n) for dim `axis` (its loop order the same), as the lowerer makes them.
+inline tg::UOpPtr loop_range(int axis, int64_t n) {
+  using namespace tg;
+  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
 }

@@ -27,11 +27,8 @@ using namespace tg;
 namespace fs = std::filesystem;
 
 namespace {
-UOpPtr range(int axis, int64_t n) {
-  return UOp::make(Ops::RANGE, dtypes::int32, {UOp::index_const(0), UOp::index_const(n)}, RangeArg{RangeKind::Loop, axis, axis, {}});
-}
 // ((r*4 + 3) // 4) * 1 + 0: the symbolic rules fold it to r
-UOpPtr index_expr() { return range(0, 16)->mul(4)->add(3)->idiv(4)->mul(1)->add(0); }
+UOpPtr index_expr() { return loop_range(0, 16)->mul(4)->add(3)->idiv(4)->mul(1)->add(0); }
 
 // The ids of the nodes `root` reaches in a kernel's node table.
 std::set<int> reached(const viz::KernelTrace& k, int root) {
@@ -125,7 +122,7 @@ TEST(VizRecorder, ChangesNameTheirRuleAndNodes) {
       Rule{UPat(Ops::MUL, {UPat::var("x"), UPat::cnst(1)}), [](const Bindings& b) { return b["x"]; }, "mul_by_one"},
       Rule{UPat(Ops::ADD, {UPat::var("x"), UPat::cnst(0)}), [](const Bindings& b) { return b["x"]; }},
   });
-  UOpPtr r = range(0, 8), e = r->mul(1)->add(0);
+  UOpPtr r = loop_range(0, 8), e = r->mul(1)->add(0);
   viz::KernelRecorder rec("k", e);
   {
     TracerScope scope(&rec);
@@ -154,7 +151,7 @@ TEST(VizRecorder, UnnamedRewritesAreNotPasses) {
 }
 
 TEST(VizRecorder, DeepGraphsDoNotRecurse) {
-  UOpPtr x = range(0, 4)->cast(dtypes::float32);
+  UOpPtr x = loop_range(0, 4)->cast(dtypes::float32);
   for (int i = 0; i < 100000; i++) x = x->alu(Ops::ADD, UOp::cnst(dtypes::float32, 0.5));
   viz::KernelRecorder rec("deep", x);
   EXPECT_EQ(rec.trace().nodes.size(), 100000u + 5u);  // the chain, the CAST, the RANGE and its 0 and 4, the 0.5
