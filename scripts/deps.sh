@@ -6,6 +6,7 @@ set -euo pipefail
 # The packages. Add new ones here, one group a line.
 PACKAGES=(
   cmake ninja-build g++ clang                # build + the run-time kernel compiler (clang/cc)
+  llvm-16-dev                                # the in-process kernel compiler (src/runtime/llvm_jit.cpp; optional)
   libgtest-dev libgmock-dev                  # tests
   libbenchmark-dev                           # bench/
   python3-numpy python3-torch                # reference values in tests (Debian's /usr/bin/python3)

@@ -2,8 +2,9 @@
 # The project's test command (README, .ci/run):
 #   1. installs the Debian packages (scripts/deps.sh)
 #   2. builds build/ (RelWithDebInfo: -O2 -g with asserts, warnings as errors; with the Python module tg)
-#      and runs ctest, then runs the dtype tests again with kernels compiled for a baseline x86-64 CPU by
-#      gcc and by clang
+#      and runs ctest (kernels by LLVM in process where the build has it), then runs the dtype and
+#      vector-code tests again with each kernel compiler: LLVM for a baseline x86-64 CPU, clang for the
+#      native one, and gcc and clang for the baseline one
 #   3. runs the Python suite (tests/python, pytest under Debian's /usr/bin/python3) against build/python
 #   4. builds build-asan/ (ASan + UBSan, -O1; no Python module) and runs ctest there
 #   5. installs build/ into a temporary prefix and builds + runs tests/install against it, and imports the
@@ -75,9 +76,18 @@ run_ctest build
 # optimizer's vector code once more with kernels for a baseline x86-64 CPU (no FMA, no AVX), compiled by
 # gcc and by clang: a newer CPU (with AVX512-FP16, say) must not hide a bug that a fresh machine of
 # another kind would show.
+# Where the build has LLVM, its kernels are the default (CPU_COMPILER=llvm): the same tests run with the
+# C renderer and a compiler process too, for the native target and the baseline one.
+DTYPE_TESTS='Dtype|StateFiles|MovementProperty|IntDiv|KernelOpts.(EachAction|Heuristics|RendersVectors|VectorExp2|MaskedVectorLoads|BlockedMatmul|ConvHeuristics|ChannelTile.*|StreamingStores)|KernelMultiReduce|TrigAccuracy|LLVM'
+if grep -q '^TG_HAVE_LLVM:INTERNAL=1' build/CMakeCache.txt 2>/dev/null; then
+  section "dtype tests (CPU_TARGET=x86-64, CPU_COMPILER=llvm)"
+  CPU_TARGET=x86-64 CPU_COMPILER=llvm run_ctest build -R "$DTYPE_TESTS"
+  section "dtype tests (CPU_COMPILER=clang, native target)"
+  CPU_COMPILER=clang CC=clang run_ctest build -R "$DTYPE_TESTS"
+fi
 for cc in gcc clang; do
-  section "dtype tests (CPU_TARGET=x86-64, CC=$cc)"
-  CPU_TARGET=x86-64 CC=$cc run_ctest build -R 'Dtype|StateFiles|MovementProperty|IntDiv|KernelOpts.(EachAction|Heuristics|RendersVectors|VectorExp2|MaskedVectorLoads|BlockedMatmul|ConvHeuristics|ChannelTile.*|StreamingStores)|KernelMultiReduce|TrigAccuracy'
+  section "dtype tests (CPU_TARGET=x86-64, CPU_COMPILER=clang, CC=$cc)"
+  CPU_TARGET=x86-64 CPU_COMPILER=clang CC=$cc run_ctest build -R "$DTYPE_TESTS"
 done
 
 section "Python module tests (pytest, build/python)"

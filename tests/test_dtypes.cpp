@@ -18,6 +18,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -26,6 +27,7 @@
 #include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "runtime/ops_cpu.h"
+#include "test_util.h"
 #include "tg/tensor.h"
 #include "uop/exec_alu.h"
 #include "uop/uop.h"
@@ -86,7 +88,7 @@ const std::string& portable_device() {
   return name;
 }
 
-// CPU devices for gcc and clang, each for the native and the baseline x86-64 target (those that exist).
+// CPU devices for gcc, clang and LLVM, each for the native and the baseline x86-64 target (those that exist).
 std::vector<std::string> compiler_devices() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -96,7 +98,19 @@ std::vector<std::string> compiler_devices() {
         std::string name = std::string("CPUHALF") + (cc[0] == 'g' ? "GCC" : "CLANG") + (target[0] == 'n' ? "NATIVE" : "BASE");
         Device::register_backend(name, [cc, target](const std::string& n) {
           CPUOptions o;
+          o.compiler = KernelCompiler::Clang;
           o.cc = {cc};
+          o.target = target;
+          return make_cpu_device(n, o);
+        });
+        out.push_back(name);
+      }
+    if (cpu_has_llvm())  // LLVM in process: F16C instructions where the target has them, else the host's conversions
+      for (const char* target : {"native", "x86-64"}) {
+        std::string name = std::string("CPUHALFLLVM") + (target[0] == 'n' ? "NATIVE" : "BASE");
+        Device::register_backend(name, [target](const std::string& n) {
+          CPUOptions o;
+          o.compiler = KernelCompiler::LLVM;
           o.target = target;
           return make_cpu_device(n, o);
         });
@@ -412,10 +426,17 @@ TEST(DtypeIntSemantics, DivisionByAPositiveConstantIsPlain) {
   EXPECT_EQ(got[0], (std::vector<int32_t>{-1, 1, 25}));
   EXPECT_EQ(got[1], (std::vector<int32_t>{-3, 3, 0}));
   EXPECT_EQ(got[2], (std::vector<int32_t>{-56, 56, 800}));
-  EXPECT_NE(src.find("(val0/4)"), std::string::npos) << src;
-  EXPECT_NE(src.find("(val0%4)"), std::string::npos) << src;
-  EXPECT_EQ(src.find("=="), std::string::npos) << src;
-  EXPECT_EQ(src.find("?"), std::string::npos) << src;  // a count known to be in range needs no check either
+  if (is_llvm_ir(src)) {
+    EXPECT_TRUE(std::regex_search(src, std::regex(R"(sdiv i32 %v[0-9]+, 4\n)"))) << src;
+    EXPECT_TRUE(std::regex_search(src, std::regex(R"(srem i32 %v[0-9]+, 4\n)"))) << src;
+    EXPECT_EQ(src.find("icmp eq"), std::string::npos) << src;
+    EXPECT_EQ(src.find("select"), std::string::npos) << src;  // a count known to be in range needs no check either
+  } else {
+    EXPECT_NE(src.find("(val0/4)"), std::string::npos) << src;
+    EXPECT_NE(src.find("(val0%4)"), std::string::npos) << src;
+    EXPECT_EQ(src.find("=="), std::string::npos) << src;
+    EXPECT_EQ(src.find("?"), std::string::npos) << src;  // a count known to be in range needs no check either
+  }
 }
 
 TEST(DtypeIntSemantics, TensorIdivByZeroAndMinByMinusOne) {
@@ -510,9 +531,10 @@ TEST(DtypeLoopVars, Int64RangesAndSpecialsRenderAsLongLong) {
                               UOp::make(Ops::ENDRANGE, dtypes::void_, {r})};
   Compiled& cpu = Device::get("CPU");
   RenderedKernel k = cpu.renderer().render("wide", uops);
-  EXPECT_NE(k.src.find("for (long long gidx0 = gstart;"), std::string::npos) << k.src;
-  EXPECT_NE(k.src.find("for (long long ridx1 = 0ll;"), std::string::npos) << k.src;
-  EXPECT_NE(k.src.find("long long gstart, long long gend"), std::string::npos) << k.src;
+  bool ir = is_llvm_ir(k.src);
+  EXPECT_NE(k.src.find(ir ? "%gidx0 = phi i64 [ %gstart," : "for (long long gidx0 = gstart;"), std::string::npos) << k.src;
+  EXPECT_NE(k.src.find(ir ? "%ridx1 = phi i64 [ 0," : "for (long long ridx1 = 0ll;"), std::string::npos) << k.src;
+  EXPECT_NE(k.src.find(ir ? "i64 %gstart, i64 %gend" : "long long gstart, long long gend"), std::string::npos) << k.src;
   auto prg = cpu.program(k.name, cpu.compiler().compile_cached(k.src));
   std::vector<int64_t> out(6, -1);
   (*prg)({out.data()}, {}, k.global_size, {}, true);

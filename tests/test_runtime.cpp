@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "runtime/device.h"
+#include "runtime/ops_cpu.h"
 #include "runtime/thread_pool.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
@@ -229,8 +230,25 @@ TEST(Device, ExtHasNoCompilerOrRenderer) {
 // CPU compiler and programs
 // ---------------------------------------------------------------------------------------------------
 
+namespace {
+// The CPU device with the C compiler process: these tests hand it C kernels (the default CPU device may
+// compile LLVM IR instead: tests/test_cpu_compilers.cpp and test_llvm_jit.cpp test that path).
+Compiled& c_cpu() {
+  static const bool registered = [] {
+    Device::register_backend("CPUCTEST", [](const std::string& n) {
+      CPUOptions o = CPUOptions::from_env();
+      o.compiler = KernelCompiler::Clang;
+      return make_cpu_device(n, o);
+    });
+    return true;
+  }();
+  (void)registered;
+  return Device::get("CPUCTEST");
+}
+}  // namespace
+
 TEST(CPUProgram, AddSplitOverThreads) {
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   std::string lib = cpu.compiler().compile(kAdd);
   auto prg = cpu.program("add", lib);
   const size_t n = 1 << 20;
@@ -273,7 +291,7 @@ void span(void** bufs, const long long* vals, long long gstart, long long gend) 
   if (gend == vals[0]) out[1] = gend;
 }
 )";
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   auto prg = cpu.program("span", cpu.compiler().compile_cached(src));
   const int64_t n = (int64_t{1} << 32) + 5;
   std::vector<long long> out{0, 0};
@@ -283,7 +301,7 @@ void span(void** bufs, const long long* vals, long long gstart, long long gend) 
 }
 
 TEST(CPUProgram, LoadedKernelsHoldNoFileDescriptor) {
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   std::string lib = cpu.compiler().compile_cached(kAdd);
   std::vector<std::unique_ptr<Program>> prgs;
   prgs.push_back(cpu.program("add", lib));  // first load: whatever the loader opens once is open now
@@ -299,7 +317,7 @@ TEST(CPUProgram, LoadedKernelsHoldNoFileDescriptor) {
 }
 
 TEST(CPUProgram, SmallWorkHintRunsInline) {
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   auto prg = cpu.program("add", cpu.compiler().compile_cached(kAdd));
   prg->set_work_hint(10);
   std::vector<float> a{1, 2, 3}, b{10, 20, 30}, c(3);
@@ -314,7 +332,7 @@ void axpb(void** bufs, const long long* vals, long long gstart, long long gend) 
   for (long long i = gstart; i < gend; i++) out[i] = vals[0] * i + vals[1];
 }
 )";
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   auto prg = cpu.program("axpb", cpu.compiler().compile(src));
   std::vector<long long> out(100);
   (*prg)({out.data()}, {7, -3}, {100}, {}, false);
@@ -326,7 +344,7 @@ void axpb(void** bufs, const long long* vals, long long gstart, long long gend) 
 
 TEST(CPUProgram, ManyProgramsLoadedAtOnceStayDistinct) {
   // glibc dedups dlopen by path: each library must keep its own.
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   std::vector<std::unique_ptr<Program>> prgs;
   for (int k = 0; k < 3; k++) {
     std::string src = "void f(void** b, const long long* v, long long s, long long e) { (void)v; for (long long i = s; i < e; i++) ((int*)b[0])[i] = " +
@@ -341,7 +359,7 @@ TEST(CPUProgram, ManyProgramsLoadedAtOnceStayDistinct) {
 }
 
 TEST(CPUProgram, ReloadAfterUnloadGetsTheNewLibrary) {
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   for (int k = 0; k < 3; k++) {
     std::string src = "void g(void** b, const long long* v, long long s, long long e) { (void)v; (void)s; (void)e; *(int*)b[0] = " +
                       std::to_string(10 + k) + "; }\n";
@@ -355,7 +373,7 @@ TEST(CPUProgram, ReloadAfterUnloadGetsTheNewLibrary) {
 TEST(CPUCompiler, FailureShowsCompilerMessageAndSource) {
   const std::string src = "void broken(void** b) { this is not C; }\n";
   try {
-    Device::get("CPU").compiler().compile(src);
+    c_cpu().compiler().compile(src);
     FAIL() << "no error";
   } catch (const Error& e) {
     std::string m = e.what();
@@ -366,7 +384,7 @@ TEST(CPUCompiler, FailureShowsCompilerMessageAndSource) {
 }
 
 TEST(CPUProgram, MissingSymbolThrows) {
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   std::string lib = cpu.compiler().compile(kAdd);
   try {
     cpu.program("no_such_kernel", lib);
@@ -377,7 +395,7 @@ TEST(CPUProgram, MissingSymbolThrows) {
 }
 
 TEST(CPUProgram, GarbageLibraryThrows) {
-  EXPECT_THROW(Device::get("CPU").program("add", "not an ELF file"), Error);
+  EXPECT_THROW(c_cpu().program("add", "not an ELF file"), Error);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -421,7 +439,7 @@ TEST(CompileCache, CorruptEntryRecompiles) {
 TEST(CompileCache, RealCompilerRoundTrip) {
   TempCacheDir tmp;
   Context ctx{{"CACHELEVEL", 2}};
-  Compiled& cpu = Device::get("CPU");
+  Compiled& cpu = c_cpu();
   std::string a = cpu.compiler().compile_cached(kAdd);
   EXPECT_EQ(tmp.files(), 1u);
   std::string b = cpu.compiler().compile_cached(kAdd);

@@ -111,10 +111,10 @@ MethodCache& method_cache() {
   return *c;
 }
 
-template <class F> auto timed_stage(const char* stage, const std::string& name, F&& f) {
+template <class F> auto timed_stage(const char* stage, const std::string& name, F&& f, int level = 3) {
   double st = now_s();
   auto r = f();
-  if (DEBUG >= 3) std::printf("  %-10s %-24s %8.2f ms\n", stage, name.c_str(), (now_s() - st) * 1e3);
+  if (DEBUG >= level) std::printf("  %-10s %-24s %8.2f ms\n", stage, name.c_str(), (now_s() - st) * 1e3);
   return r;
 }
 }  // namespace
@@ -152,7 +152,8 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::strin
   auto runner = std::make_shared<CompiledRunner>();
   runner->kernel = timed_stage("render", name, [&] { return k.renderer().render(name, uops); });
   if (DEBUG >= 4) std::printf("%s\n", runner->kernel.src.c_str());
-  std::string lib = timed_stage("compile", name, [&] { return dev.compiler().compile_cached(runner->kernel.src); });
+  // DEBUG=2 shows every kernel's compile time (a disk-cache hit is a read)
+  std::string lib = timed_stage("compile", name, [&] { return dev.compiler().compile_cached(runner->kernel.src); }, 2);
   runner->program = dev.program(name, lib);
   runner->display_name = name;
   runner->device = device;

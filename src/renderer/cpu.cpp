@@ -207,17 +207,8 @@ class CPURenderer final : public CStyleRenderer {
   std::string device() const override { return "CPU"; }
   int global_max_dims() const override { return 1; }
   int max_vector_bytes() const override { return 64; }
-  bool vector_alu(Ops op, DType d) const override {
-    if (d.is_bool() || d.scalar == Scalar::Float16) return false;
-    if (op == Ops::RECIP) return d.is_float();
-    if (op == Ops::EXP2) return d.scalar == Scalar::Float32;
-    return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;
-  }
-  // two vectors: the width of the heuristics' register tile (B's rows 4 KB apart in the cache sets
-  // otherwise evict each other: a 1024-wide float32 matmul runs at 2/3 of the speed unpacked)
-  int64_t matmul_panel(DType d) const override {
-    return d.is_float() && d.scalar != Scalar::Float16 ? 2 * max_vector_bytes() / d.itemsize() : 0;
-  }
+  bool vector_alu(Ops op, DType d) const override { return cpu_vector_alu(op, d); }
+  int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d); }
 
  private:
   std::function<bool()> native_half_;
@@ -243,6 +234,17 @@ class CPURenderer final : public CStyleRenderer {
 };
 
 }  // namespace
+
+bool cpu_vector_alu(Ops op, DType d) {
+  if (d.is_bool() || d.scalar == Scalar::Float16) return false;
+  if (op == Ops::RECIP) return d.is_float();
+  if (op == Ops::EXP2) return d.scalar == Scalar::Float32;
+  return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;
+}
+
+// two 64-byte vectors: the width of the heuristics' register tile (B's rows 4 KB apart in the cache sets
+// otherwise evict each other: a 1024-wide float32 matmul runs at 2/3 of the speed unpacked)
+int64_t cpu_matmul_panel(DType d) { return d.is_float() && d.scalar != Scalar::Float16 ? 2 * 64 / d.itemsize() : 0; }
 
 DType mask_dtype(DType d) {
   Scalar m = d.itemsize() == 8 ? Scalar::Int64 : d.itemsize() == 4 ? Scalar::Int32 : d.itemsize() == 2 ? Scalar::Int16 : Scalar::Int8;

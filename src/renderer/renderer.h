@@ -62,6 +62,18 @@ DType mask_dtype(DType d);
 // says no, the conversions are portable C (same bits, slower).
 std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half = {});
 
+// What the CPU dialects (C and LLVM IR) share: which ops have a vector form, and the matmul panel width.
+bool cpu_vector_alu(Ops op, DType scalar);
+int64_t cpu_matmul_panel(DType d);
+
+// LLVM IR for the in-process compiler (llvmir.cpp): the CPU ABI above and the C's semantics, bit for bit.
+// The target's features that change the code: fma (MULACC fuses, as the C does under __FMA__) and f16c
+// (float16 conversions are instructions; else calls of the host's tg_h2f, tg_f2h and tg_rh).
+struct LLVMFeatures {
+  bool fma = false, f16c = false;
+};
+std::shared_ptr<Renderer> make_llvm_renderer(LLVMFeatures f);
+
 // The C the CPU renderer puts before a kernel that uses float16: tg_h2f (bits -> float), tg_f2h
 // (float -> bits, round to nearest even) and tg_rh (round a float to the nearest half), with
 // _Float16 or in portable C. Both give the same bits as tg::float_to_half / half_to_float.

@@ -19,6 +19,9 @@
 
 #include "renderer/renderer.h"
 #include "runtime/device.h"
+#ifdef TG_HAVE_LLVM
+#include "runtime/llvm_jit.h"
+#endif
 #include "runtime/ops_cpu.h"
 #include "runtime/register.h"
 #include "runtime/thread_pool.h"
@@ -107,6 +110,11 @@ CPUOptions CPUOptions::from_env() {
   for (std::string w; is >> w;) o.cc.push_back(w);
   if (o.cc.empty()) o.cc.push_back(resolve("clang").empty() ? "cc" : "clang");
   if (std::string t = getenv_str("CPU_TARGET"); !t.empty()) o.target = t;
+  std::string c = getenv_str("CPU_COMPILER");
+  if (c.empty() && getenv("LLVM", 0) != 0) c = "llvm";  // tinygrad's knob
+  if (c == "llvm") o.compiler = KernelCompiler::LLVM;
+  else if (c == "clang" || c == "cc") o.compiler = KernelCompiler::Clang;
+  else TG_CHECK(c.empty(), "CPU_COMPILER=", c, ": expected clang or llvm");
   return o;
 }
 
@@ -198,12 +206,13 @@ using KernelFn = void (*)(void** bufs, const long long* vals, long long gstart, 
 // Below this many operations a launch runs on the calling thread: waking workers costs more.
 constexpr int64_t kMinParallelOps = int64_t{1} << 17;
 
-class CPUProgram final : public Program {
+// A dlopen'ed kernel library. dlopen wants a path, and glibc identifies a loaded library by its path
+// name, so each library gets a name never used before in this process (pid, counter, random), is
+// loaded, and is unlinked and closed at once: a loaded kernel holds no file descriptor (its mapping
+// keeps the inode alive).
+class SharedLibrary {
  public:
-  CPUProgram(const std::string& name, const std::string& lib) : name_(name) {
-    // dlopen wants a path. glibc identifies a loaded library by its path name, so each library gets a
-    // name never used before in this process (pid, counter, random), is loaded, and is unlinked and
-    // closed at once: a loaded kernel holds no file descriptor (its mapping keeps the inode alive).
+  SharedLibrary(const std::string& name, const std::string& lib) {
     static std::atomic<uint64_t> counter{0};
     std::string path = tmpdir() + "/tg_lib_" + std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1)) + "_XXXXXX.so";
     {
@@ -219,17 +228,33 @@ class CPUProgram final : public Program {
                e ? e : "unknown dlopen error");
     }
     ::dlerror();
-    void* sym = ::dlsym(handle_, name.c_str());
-    if (!sym) {
+    sym_ = ::dlsym(handle_, name.c_str());
+    if (!sym_) {
       const char* e = ::dlerror();
       std::string why = e ? e : "symbol is null";
-      release();
+      ::dlclose(handle_);
       TG_ERROR_AS(RuntimeError, "CPU: kernel function '", name, "' not found in its compiled library: ", why);
     }
+  }
+  ~SharedLibrary() { ::dlclose(handle_); }
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+  void* address() const { return sym_; }
+ private:
+  void* handle_ = nullptr;
+  void* sym_ = nullptr;
+};
+
+// A loaded CPU kernel (from a shared library or an LLVM object: `code` keeps it loaded), run with its
+// outer range split over the thread pool.
+class CPUProgram final : public Program {
+ public:
+  template <class Code>
+  CPUProgram(const std::string& name, std::shared_ptr<Code> code) : name_(name), code_(code) {
+    void* sym = code->address();
     static_assert(sizeof(void*) == sizeof(KernelFn));
     std::memcpy(&fn_, &sym, sizeof fn_);  // object pointer -> function pointer, as POSIX allows
   }
-  ~CPUProgram() override { release(); }
   KernelFn fn() const { return fn_; }
 
   double operator()(const std::vector<void*>& bufs, const std::vector<int64_t>& vals,
@@ -253,12 +278,8 @@ class CPUProgram final : public Program {
   }
 
  private:
-  void release() {
-    if (handle_) ::dlclose(handle_);
-    handle_ = nullptr;
-  }
   std::string name_;
-  void* handle_ = nullptr;
+  std::shared_ptr<void> code_;
   KernelFn fn_ = nullptr;
 };
 
@@ -354,7 +375,7 @@ void tg_probe(void** bufs, const long long* vals, long long n, long long m) {
 )";
   std::string verdict = cached("float16 probe\n" + src, [&]() -> std::string {
     try {
-      CPUProgram prg("tg_probe", compile(src));
+      CPUProgram prg("tg_probe", std::make_shared<SharedLibrary>("tg_probe", compile(src)));
       std::vector<uint32_t> f_out(halves.size()), r_out(floats.size());
       std::vector<uint16_t> h_in(halves), h_out(floats.size());
       std::vector<uint32_t> f_in(floats);
@@ -383,18 +404,77 @@ void tg_probe(void** bufs, const long long* vals, long long n, long long m) {
 
 }  // namespace
 
+#ifdef TG_HAVE_LLVM
+namespace {
+
+// LLVM IR compiled in process (runtime/llvm_jit.h): no compiler process, no file. The cache key names
+// LLVM's version and the target, so object code cached for another CPU is never loaded.
+class LLVMCompiler final : public Compiler {
+ public:
+  LLVMCompiler(LLVMTarget t, bool portable_half)
+      : Compiler("llvm " + llvm_version() + " " + t.triple + " " + t.cpu + " " + t.features), target_(std::move(t)),
+        features_{target_.has_feature("fma"), target_.has_feature("f16c") && !portable_half} {}
+  std::string compile(const std::string& ir) override { return llvm_compile(ir, target_); }
+  const LLVMFeatures& features() const { return features_; }
+ private:
+  LLVMTarget target_;
+  LLVMFeatures features_;
+};
+
+// The float16 conversions of kernels on targets without F16C (renderer.h: LLVMFeatures).
+float host_h2f(uint16_t h) { return half_to_float(h); }
+uint16_t host_f2h(float x) { return float_to_half(x); }
+float host_rh(float x) { return half_to_float(float_to_half(x)); }
+const std::vector<std::pair<std::string, void*>>& host_symbols() {
+  static const std::vector<std::pair<std::string, void*>> syms = {
+      {"tg_h2f", reinterpret_cast<void*>(&host_h2f)}, {"tg_f2h", reinterpret_cast<void*>(&host_f2h)}, {"tg_rh", reinterpret_cast<void*>(&host_rh)}};
+  return syms;
+}
+
+std::unique_ptr<Compiled> make_llvm_device(const std::string& name, const CPUOptions& opts) {
+  auto compiler = std::make_unique<LLVMCompiler>(LLVMTarget::from(opts.target), opts.portable_half);
+  LLVMFeatures f = compiler->features();
+  auto dev = std::make_unique<Compiled>(
+      name, make_host_allocator(name), std::move(compiler), make_llvm_renderer(f),
+      [](const std::string& fn, const std::string& obj) { return std::make_unique<CPUProgram>(fn, std::make_shared<LLVMObject>(obj, fn, host_symbols())); });
+  dev->set_graph([](std::vector<Graph::Launch> launches) { return std::make_unique<CPUGraph>(std::move(launches)); });
+  return dev;
+}
+
+}  // namespace
+#endif
+
+bool cpu_has_llvm() {
+#ifdef TG_HAVE_LLVM
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::unique_ptr<Compiled> make_cpu_device(const std::string& name, const CPUOptions& opts) {
+  if (opts.compiler == KernelCompiler::LLVM) {
+#ifdef TG_HAVE_LLVM
+    return make_llvm_device(name, opts);
+#else
+    TG_ERROR_AS(RuntimeError, "CPU: CPU_COMPILER=llvm (or LLVM=1), but this build of tinygrad.cpp has no LLVM (install llvm-16-dev and rebuild)");
+#endif
+  }
   auto compiler = std::make_unique<CPUCompiler>(opts);
   CPUCompiler* cc = compiler.get();  // owned by the device, as the renderer that asks it
   auto dev = std::make_unique<Compiled>(
       name, make_host_allocator(name), std::move(compiler), make_cpu_renderer([cc] { return cc->native_half(); }),
-      [](const std::string& fn, const std::string& lib) { return std::make_unique<CPUProgram>(fn, lib); });
+      [](const std::string& fn, const std::string& lib) { return std::make_unique<CPUProgram>(fn, std::make_shared<SharedLibrary>(fn, lib)); });
   dev->set_graph([](std::vector<Graph::Launch> launches) { return std::make_unique<CPUGraph>(std::move(launches)); });
   return dev;
 }
 
 bool cpu_native_half(Compiled& dev) {
-  auto* cc = dev.has_compiler() ? dynamic_cast<CPUCompiler*>(&dev.compiler()) : nullptr;
+  if (!dev.has_compiler()) return false;
+#ifdef TG_HAVE_LLVM
+  if (auto* lc = dynamic_cast<LLVMCompiler*>(&dev.compiler())) return lc->features().f16c;
+#endif
+  auto* cc = dynamic_cast<CPUCompiler*>(&dev.compiler());
   return cc && cc->native_half();
 }
 

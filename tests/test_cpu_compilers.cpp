@@ -1,0 +1,168 @@
+// The CPU's two kernel compilers: C through a compiler process, and LLVM IR through LLVM in process
+// (runtime/llvm_jit.h). They render the same UOps with the same semantics, so every op must give the
+// very same bits on both, for the native target and the baseline x86-64 one; and a kernel LLVM cannot
+// compile is a tg::Error with LLVM's message and the IR.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "codegen/kernel.h"
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "runtime/device.h"
+#include "runtime/ops_cpu.h"
+#include "test_util.h"
+#include "tg/tg.h"
+
+using namespace tg;
+using testing::HasSubstr;
+
+namespace {
+
+// A CPU device per (compiler, target), registered once.
+std::string cpu_device(KernelCompiler c, const std::string& target) {
+  std::string name = std::string("CPU") + (c == KernelCompiler::LLVM ? "LLVM" : "CLANG") + (target == "native" ? "NATIVE" : "BASE");
+  static std::set<std::string> made;
+  if (made.insert(name).second)
+    Device::register_backend(name, [c, target](const std::string& n) {
+      CPUOptions o = CPUOptions::from_env();
+      o.compiler = c;
+      o.target = target;
+      if (c == KernelCompiler::Clang) o.cc = {"clang"};
+      return make_cpu_device(n, o);
+    });
+  return name;
+}
+
+std::vector<float> special_floats() {
+  std::vector<float> v = {0.f, -0.f, 1.f, -1.f, 0.5f, -2.5f, 3.75f, 1e-8f, -1e-30f, 65504.f, 65520.f, 1e10f, -3e9f, 2.1e9f, 4.3e9f,
+                          9.3e18f, -9.3e18f, 1.9e19f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, 127.5f, -128.5f, 255.5f};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-40.f, 40.f);
+  while (v.size() % 64) v.push_back(u(rng));
+  for (int i = 0; i < 192; i++) v.push_back(u(rng));
+  return v;
+}
+
+// A NaN's sign and payload depend on the order of an instruction's operands, which each compiler
+// chooses (x86 keeps the first operand's NaN): every NaN becomes the one quiet NaN.
+std::vector<uint8_t> nan_as_one(DType d, std::vector<uint8_t> bytes) {
+  auto canon = [&](auto nan, auto is_nan) {
+    using T = decltype(nan);
+    for (size_t i = 0; i + sizeof(T) <= bytes.size(); i += sizeof(T)) {
+      T v;
+      std::memcpy(&v, bytes.data() + i, sizeof v);
+      if (is_nan(v)) std::memcpy(bytes.data() + i, &nan, sizeof nan);
+    }
+  };
+  if (d == dtypes::float16) canon(uint16_t{0x7e00}, [](uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu); });
+  if (d == dtypes::float32) canon(std::numeric_limits<float>::quiet_NaN(), [](float f) { return std::isnan(f); });
+  if (d == dtypes::float64) canon(std::numeric_limits<double>::quiet_NaN(), [](double f) { return std::isnan(f); });
+  return bytes;
+}
+
+// The bytes of every result of a battery of ops, computed on `dev` (NaNs made one).
+std::vector<std::vector<uint8_t>> battery(const std::string& dev) {
+  std::vector<float> xf = special_floats(), yf(xf.rbegin(), xf.rend());
+  int64_t n = static_cast<int64_t>(xf.size());
+  Tensor x(xf, {n}, dev), y(yf, {n}, dev);
+  std::vector<int32_t> xi, yi;
+  for (int64_t i = 0; i < n; i++) {
+    xi.push_back(i % 5 == 0 ? std::numeric_limits<int32_t>::min() : static_cast<int32_t>(i * 7919 - 3000));
+    yi.push_back(i % 4 == 0 ? 0 : i % 4 == 1 ? -1 : static_cast<int32_t>(i % 13) - 6);
+  }
+  Tensor a(xi, {n}, dev), b(yi, {n}, dev);
+  std::vector<float> mf(48 * 40), wf(40 * 72);
+  for (size_t i = 0; i < mf.size(); i++) mf[i] = xf[i % xf.size()] == xf[i % xf.size()] ? std::fmod(static_cast<float>(i) * 0.37f, 3.f) - 1.f : 0.f;
+  for (size_t i = 0; i < wf.size(); i++) wf[i] = std::fmod(static_cast<float>(i) * 0.71f, 2.f) - 0.5f;
+  Tensor m(mf, {48, 40}, dev), w(wf, {40, 72}, dev);
+  std::vector<Tensor> outs = {
+      x + y, x * y, x / y, x.maximum(y), x.exp(), x.log(), x.sin(), x.cos(), x.tan(), x.sqrt(), x.exp2(), -x, x.reciprocal(),
+      x.lt(y), x.ne(y), x.lt(y).where(x, y), x.sigmoid(), x.relu(),
+      x.cast(dtypes::int8), x.cast(dtypes::uint8), x.cast(dtypes::int16), x.cast(dtypes::int32), x.cast(dtypes::uint32),
+      x.cast(dtypes::int64), x.cast(dtypes::uint64), x.cast(dtypes::bool_), x.cast(dtypes::float64).sqrt(),
+      x.cast(dtypes::float16), x.cast(dtypes::float16) * y.cast(dtypes::float16), x.cast(dtypes::float16).exp(),
+      x.bitcast(dtypes::int32), a.bitcast(dtypes::float32),
+      a.idiv(b), a - a.idiv(b) * b, a.cast(dtypes::int8).idiv(b.cast(dtypes::int8)), a.cast(dtypes::uint32).idiv(b.cast(dtypes::uint32) + 1),
+      a.bitwise_xor(b), a.bitwise_and(b), a.bitwise_or(b), a << 3, a >> 2, a.cast(dtypes::uint16) >> 3, a.cast(dtypes::float32),
+      a.cast(dtypes::bool_).logical_xor(b.cast(dtypes::bool_)), a.cast(dtypes::bool_).logical_not(), a.cast(dtypes::float16),
+      x.reshape({4, n / 4}).sum({1}), x.reshape({4, n / 4}).max({0}), x.reshape({4, n / 4}).softmax(1), a.reshape({4, n / 4}).sum({1}),
+      x.reshape({4, n / 4}).argmax(1), x.reshape({4, n / 4}).cumsum(1), x.pad({{3, 5}}, 1.5), x.reshape({4, n / 4}).pad({{0, 0}, {1, 2}}) * 2,
+      m.matmul(w), m.cast(dtypes::float16).matmul(w.cast(dtypes::float16)), m.cast(dtypes::float64).matmul(w.cast(dtypes::float64)),
+      m.cast(dtypes::int32).matmul(w.cast(dtypes::int32) + 3),
+  };
+  std::vector<std::vector<uint8_t>> r;
+  for (Tensor& t : outs) r.push_back(nan_as_one(t.dtype(), t.bytes()));
+  return r;
+}
+
+}  // namespace
+
+TEST(LLVMKernels, SameBitsAsTheCCompiler) {
+  if (!cpu_has_llvm()) GTEST_SKIP() << "built without LLVM";
+  for (const char* target : {"native", "x86-64"}) {
+    auto want = battery(cpu_device(KernelCompiler::Clang, target)), got = battery(cpu_device(KernelCompiler::LLVM, target));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) {
+      ASSERT_EQ(got[i].size(), want[i].size()) << "result " << i << ", target " << target;
+      size_t bad = 0;
+      while (bad < got[i].size() && got[i][bad] == want[i][bad]) bad++;
+      EXPECT_EQ(bad, got[i].size()) << "result " << i << ", target " << target << ": first differing byte " << bad;
+    }
+  }
+}
+
+TEST(LLVMKernels, RendersLLVMIR) {
+  if (!cpu_has_llvm()) GTEST_SKIP() << "built without LLVM";
+  std::string dev = cpu_device(KernelCompiler::LLVM, "native");
+  Tensor x = Tensor::rand({64, 64}, dtypes::float32, dev);
+  x.realize();
+  ScheduleItem si = create_schedule({((x * 3).exp().sum({1})).lazydata()}).back();
+  Kernel k(si.ast, Device::get(dev).renderer());
+  k.hand_coded_optimizations();
+  std::string src = compile_kernel(k, dev)->kernel.src;
+  EXPECT_THAT(src, HasSubstr("define void @r_"));
+  EXPECT_THAT(src, HasSubstr("(ptr noalias %bufs, ptr noalias %vals, i64 %gstart, i64 %gend)"));
+  EXPECT_THAT(src, HasSubstr("call <16 x float> @tg_exp2_v16f32("));  // the vector exp2, as the C has it
+}
+
+TEST(LLVMKernels, CompileErrorIsATgError) {
+  if (!cpu_has_llvm()) GTEST_SKIP() << "built without LLVM";
+  Compiled& dev = Device::get(cpu_device(KernelCompiler::LLVM, "native"));
+  std::string bad = "define void @k(ptr %bufs, ptr %vals, i64 %gstart, i64 %gend) {\nentry:\n  %x = fadd float %nope, 1.0\n  ret void\n}\n";
+  std::string msg = error_of([&] { (void)dev.compiler().compile(bad); });
+  EXPECT_THAT(msg, HasSubstr("%nope"));         // LLVM's message names the undefined value
+  EXPECT_THAT(msg, HasSubstr("fadd float"));    // and the IR is shown
+  EXPECT_THAT(error_of([&] { (void)dev.compiler().compile("this is not IR"); }), HasSubstr("this is not IR"));
+}
+
+TEST(LLVMKernels, CompilerChoiceFromTheEnvironment) {
+  {
+    ScopedEnv e("CPU_COMPILER", "clang");
+    EXPECT_EQ(CPUOptions::from_env().compiler, KernelCompiler::Clang);
+  }
+  {
+    ScopedEnv e("CPU_COMPILER", "llvm");
+    EXPECT_EQ(CPUOptions::from_env().compiler, KernelCompiler::LLVM);
+  }
+  {
+    ScopedEnv e("CPU_COMPILER", "");
+    ScopedEnv l("LLVM", "1");
+    EXPECT_EQ(CPUOptions::from_env().compiler, KernelCompiler::LLVM);
+  }
+  {
+    ScopedEnv e("CPU_COMPILER", "tcc");
+    EXPECT_THAT(error_of([] { (void)CPUOptions::from_env(); }), HasSubstr("CPU_COMPILER=tcc"));
+  }
+  CPUOptions o;
+  o.compiler = KernelCompiler::LLVM;
+  if (!cpu_has_llvm()) {
+    EXPECT_THAT(error_of([&] { (void)make_cpu_device("CPUX", o); }), HasSubstr("no LLVM"));
+  }
+}
