@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <regex>
 #include <set>
 
 #include "codegen/kernel.h"
@@ -165,4 +166,15 @@ TEST(LLVMKernels, CompilerChoiceFromTheEnvironment) {
   if (!cpu_has_llvm()) {
     EXPECT_THAT(error_of([&] { (void)make_cpu_device("CPUX", o); }), HasSubstr("no LLVM"));
   }
+}
+
+TEST(LLVMKernels, Debug2ShowsEachNewKernelsCompileTime) {
+  std::string printed;
+  {
+    Context ctx{{"DEBUG", 2}};
+    testing::internal::CaptureStdout();
+    (void)(Tensor({1.f, 2.f}) * 7.0703125f).tolist<float>();  // a constant no other test uses: a new kernel
+    printed = testing::internal::GetCapturedStdout();
+  }
+  EXPECT_TRUE(std::regex_search(printed, std::regex(R"(  compile    E_2 +[0-9]+\.[0-9]+ ms)"))) << printed;
 }

@@ -12,6 +12,8 @@
 //    back to the half grid, 16 bits in memory (with F16C instructions, or the host's conversions);
 //  - a gated load is a branch around the load, a vector read under a lane mask is llvm.masked.load
 //    (masked-off lanes are never touched), a streaming store is !nontemporal where it is aligned.
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -43,13 +45,20 @@ std::string mangle(DType d) {
   return d.count > 1 ? "v" + std::to_string(d.count) + s : s;
 }
 
-// A double's bits in hex: LLVM's exact spelling of a float constant (a float's value is a double's too).
-std::string hex_float(double v) {
-  uint64_t bits;
-  std::memcpy(&bits, &v, 8);
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
-  return buf;
+// A float constant as LLVM spells it exactly: the shortest decimal that reads back as the same double
+// (a float's value is a double's too), with the '.' LLVM's lexer wants; inf and NaN as the double's bits.
+std::string float_text(double v) {
+  if (!std::isfinite(v)) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
+    return buf;
+  }
+  char buf[64];
+  std::string s(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  if (s.find('.') == std::string::npos) s.insert(std::min(s.find('e'), s.size()), ".0");
+  return s;
 }
 
 std::string const_text(const UOp& u) {
@@ -59,7 +68,7 @@ std::string const_text(const UOp& u) {
     double v = u.const_value();
     if (is_half(d)) v = half_to_float(float_to_half(static_cast<float>(v)));
     else if (d.scalar == Scalar::Float32) v = static_cast<float>(v);
-    return hex_float(v);
+    return float_text(v);
   }
   // the value's bit pattern in its width, written signed (LLVM's integers have no sign)
   int64_t v = u.const_int();
@@ -186,7 +195,7 @@ std::string shift(LLVMCtx& c, const UOp& u, const std::string& a, const std::str
 std::string float_to_int(LLVMCtx& c, DType from, DType to, std::string x) {
   if (from.scalar != Scalar::Float64) x = c.emit("fpext float " + x + " to double");
   bool u64 = to.scalar == Scalar::UInt64;
-  std::string lo = u64 ? hex_float(0.0) : hex_float(-9223372036854775808.0), hi = u64 ? hex_float(18446744073709549568.0) : hex_float(9223372036854774784.0);
+  std::string lo = u64 ? float_text(0.0) : float_text(-9223372036854775808.0), hi = u64 ? float_text(18446744073709549568.0) : float_text(9223372036854774784.0);
   std::string below = c.emit("fcmp " + std::string(u64 ? "ult" : "olt") + " double " + x + ", " + lo);  // u64: NaN goes to 0 here
   std::string v = c.emit("select i1 " + below + ", double " + lo + ", double " + x);
   std::string above = c.emit("fcmp ogt double " + v + ", " + hi);
@@ -226,7 +235,7 @@ std::string math_call(LLVMCtx& c, const char* fn, DType dt, const std::string& x
 // applied as two exact power-of-two factors. x clamped to [-151, 129]; NaN passes through.
 std::string exp2_vector(LLVMCtx& c, DType d) {
   std::string t = type(d), w = std::to_string(d.count), it = "<" + w + " x i32>", name = "@tg_exp2_" + mangle(d);
-  auto k = [&](double v) { return splat(d, hex_float(static_cast<float>(v))); };
+  auto k = [&](double v) { return splat(d, float_text(static_cast<float>(v))); };
   auto ki = [&](int64_t v) { return splat(DType{Scalar::Int32, d.count, false}, std::to_string(v)); };
   std::ostringstream f;
   f << "define internal " << t << " " << name << "(" << t << " %x0) alwaysinline nounwind {\n"
@@ -288,7 +297,7 @@ std::string alu_value(LLVMCtx& c, const UOp& u, const std::vector<std::string>& 
     case Ops::AND: return bin("and");
     case Ops::SHL: case Ops::SHR: return shift(c, u, s[0], s[1]);
     case Ops::NEG: return fl ? c.emit("fneg " + t + " " + s[0]) : bl ? c.emit("xor i1 " + s[0] + ", true") : c.emit("sub " + t + " " + zero(dt) + ", " + s[0]);
-    case Ops::RECIP: return c.emit("fdiv " + t + " " + splat(dt, hex_float(1.0)) + ", " + s[0]);
+    case Ops::RECIP: return c.emit("fdiv " + t + " " + splat(dt, float_text(1.0)) + ", " + s[0]);
     case Ops::SQRT:
       c.decls.insert("declare " + t + " @llvm.sqrt." + mangle(dt) + "(" + t + ") nounwind readnone");
       return c.emit("call " + t + " @llvm.sqrt." + mangle(dt) + "(" + t + " " + s[0] + ")");
