@@ -1,5 +1,6 @@
-// "CPU": kernels rendered to C, compiled by the system C compiler into a shared object, loaded with
-// dlopen, and run with their outer range split over the thread pool.
+// "CPU": kernels rendered to C and compiled by the system C compiler into a shared object loaded with
+// dlopen, or (builds with LLVM, the default there) rendered to LLVM IR and compiled and loaded in process
+// (runtime/llvm_jit.h); either way run with their outer range split over the thread pool.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
