@@ -183,7 +183,7 @@ std::string shift(LLVMCtx& c, const UOp& u, const std::string& a, const std::str
   const char* op = u.op == Ops::SHL ? "shl" : dt.is_unsigned() ? "lshr" : "ashr";
   if (n.vmin >= 0 && n.vmax < bits) return c.emit(std::string(op) + " " + t + " " + a + ", " + b);
   std::string beyond = u.op == Ops::SHL || dt.is_unsigned() ? "0" : c.emit("ashr " + t + " " + a + ", " + std::to_string(bits - 1));
-  if (n.op == Ops::CONST) return beyond == "0" ? "0" : beyond;
+  if (n.op == Ops::CONST) return beyond;
   std::string in_range = c.emit("icmp ult " + t + " " + b + ", " + std::to_string(bits));
   std::string safe = c.emit("select i1 " + in_range + ", " + t + " " + b + ", " + t + " 0");
   std::string r = c.emit(std::string(op) + " " + t + " " + a + ", " + safe);
