@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../examples/beautiful_mnist_model.h"
 #include "codegen/kernel.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
@@ -22,24 +23,9 @@ namespace nn = tg::nn;
 
 namespace {
 
-struct Model : nn::Module {
-  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
-  nn::BatchNorm bn1{32}, bn2{64};
-  nn::Linear l{576, 10};
-  Model() {
-    register_module("c1", c1), register_module("c2", c2), register_module("bn1", bn1);
-    register_module("c3", c3), register_module("c4", c4), register_module("bn2", bn2), register_module("l", l);
-  }
-  Tensor operator()(const Tensor& x) const {
-    Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d();
-    h = bn2(c4(c3(h).relu()).relu()).max_pool2d();
-    return l(h.flatten(1));
-  }
-};
-
 // The ASTs of one training step's kernels.
 std::vector<tg::UOpPtr> train_step_kernels() {
-  Model model;
+  BeautifulMnistModel model;
   auto params = nn::state::get_parameters(model);
   nn::optim::Adam opt(params, 1e-3);
   Tensor x = Tensor::rand({512, 1, 28, 28}), y = Tensor::randint({512}, 0, 10);

@@ -13,24 +13,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "beautiful_mnist_model.h"
+
 using tg::Tensor;
 namespace nn = tg::nn;
 
-// tinygrad's model: two 5x5 and two 3x3 convolutions, BatchNorm and max-pooling after each pair.
-struct Model : nn::Module {
-  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
-  nn::BatchNorm bn1{32}, bn2{64};
-  nn::Linear l{576, 10};
-  Model() {
-    register_module("c1", c1), register_module("c2", c2), register_module("bn1", bn1);
-    register_module("c3", c3), register_module("c4", c4), register_module("bn2", bn2), register_module("l", l);
-  }
-  Tensor operator()(const Tensor& x) const {
-    Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d();
-    h = bn2(c4(c3(h).relu()).relu()).max_pool2d();
-    return l(h.flatten(1));
-  }
-};
+using Model = BeautifulMnistModel;
 
 static double env_double(const char* name, double def) {
   const char* v = std::getenv(name);
