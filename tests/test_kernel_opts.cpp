@@ -639,6 +639,32 @@ TEST(KernelMultiReduce, ThreeReduces) {
   }
 }
 
+// softmax in one kernel: the max and the sum of exp are read back over the row they reduced, so the
+// STORE runs its own loop over the row after the two reduces' loops (three loops a row, not n^2 work).
+TEST(KernelMultiReduce, SoftmaxStoresTheWholeRow) {
+  for (int64_t n : {2, 5, 48, 64}) {
+    std::mt19937 rng(static_cast<unsigned>(n) + 200);
+    std::vector<float> x(4 * n);
+    for (auto& v : x) v = std::uniform_real_distribution<float>(-4, 4)(rng);
+    Shape full{4, n}, out{4, 1};
+    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
+    UOpPtr m = reduce(Ops::MAX, load);
+    UOpPtr e = load->add(m->unary(Ops::NEG))->mul(cnst(1.4426950408889634, full))->unary(Ops::EXP2);
+    UOpPtr p = e->mul(reduce(Ops::ADD, e)->unary(Ops::RECIP));
+    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(full), p})});
+    std::vector<float> want = Tensor(x, {4, n}).softmax(1).tolist<float>();
+    int64_t u = n % 16 == 0 ? 16 : n % 4 == 0 ? 4 : n;
+    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UNROLL, 0, u}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, u}}}) {
+      std::vector<float> got = run_ast(ast, x, x.size(), opts);
+      for (size_t i = 0; i < x.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-6 + 1e-5 * std::fabs(want[i])) << "n=" << n << " i=" << i << " opts " << opts_str(opts);
+    }
+    Kernel k(ast, Device::get("CPU").renderer());
+    EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::GLOBAL, AxisType::REDUCE}));
+    std::string src = compile_kernel(k, "CPU")->kernel.src;
+    if (n > 1) { EXPECT_EQ(loop_vars(src).size(), 4u) << src; }  // the rows, the two reduces, the store's row
+  }
+}
+
 // A big reduction to a small output is two kernels (tinygrad's split_reduceop): the first has outputs
 // to spread over threads, the second reduces those.
 TEST(SplitReduce, BigSumIsTwoKernels) {

@@ -57,9 +57,15 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
     TG_ASSERT(s.size() == full.size(), "kernel views of different ranks");
     for (size_t i = 0; i < s.size(); i++) full[i] = (full[i] == 0 || s[i] == 0) ? 0 : std::max(full[i], s[i]);
   }
-  // reduce dims last
+  // reduce dims last. A dim is a reduce dim when some reduce reduces it, also when the output has it
+  // whole: a reduce whose result is read back over the rows it reduced (softmax) runs its loops over the
+  // row, and the STORE its own loop over the same dim, after them.
+  auto reduced = [&](int i) {
+    if (out[i] != full[i]) return true;
+    return full[i] > 1 && std::any_of(reduces.begin(), reduces.end(), [&](const ReduceArg& r) { return std::count(r.axes.begin(), r.axes.end(), i) > 0; });
+  };
   std::vector<int> keep, red, perm;
-  for (int i = 0; i < static_cast<int>(full.size()); i++) (out[i] == full[i] ? keep : red).push_back(i);
+  for (int i = 0; i < static_cast<int>(full.size()); i++) (reduced(i) ? red : keep).push_back(i);
   perm = keep;
   perm.insert(perm.end(), red.begin(), red.end());
   // merge neighbouring dims of the same kind when every view walks them as one (and every reduce
@@ -97,10 +103,9 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
   }
   Shape kshape;
   for (auto& g : merged) {
-    int64_t f = 1, o = 1;
     std::vector<int> axes;
-    for (int i : g) { f *= full[perm[i]]; o *= out[perm[i]]; axes.push_back(perm[i]); }
-    types_.push_back(o == f ? AxisType::GLOBAL : AxisType::REDUCE);
+    for (int i : g) axes.push_back(perm[i]);
+    types_.push_back(g.front() < nkeep ? AxisType::GLOBAL : AxisType::REDUCE);
     origin_.push_back(axes);
   }
   for (auto& st : sts) {

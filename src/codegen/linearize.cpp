@@ -120,25 +120,38 @@ struct Linearizer {
 std::vector<UOpPtr> linearize(const UOpPtr& sink) {
   Linearizer L(sink);
   // loop-free nodes first (buffers, constants, reduces that no loop index changes), then the launched
-  // dims and the outer loops in dim order, then everything else
+  // dims and the outer loops in dim order, then everything else. The STORE's Row loops open last, after
+  // the reduces' loops, so that those run once per row and not once per element.
   L.block({}, [](const UOpPtr&) { return true; });
-  std::vector<UOpPtr> outer;
+  std::vector<UOpPtr> outer, row;
   std::set<const UOp*> reduce_ranges;
   for (auto& u : L.topo)
     if (u->op == Ops::DEFINE_ACC)
       for (size_t i = 1; i < u->src.size(); i++) reduce_ranges.insert(u->src[i].get());
-  for (auto& u : L.topo)
-    if (u->op == Ops::SPECIAL || (u->op == Ops::RANGE && !reduce_ranges.count(u.get()))) outer.push_back(u);
+  for (auto& u : L.topo) {
+    if (u->op == Ops::RANGE && reduce_ranges.count(u.get())) continue;
+    if (u->op == Ops::RANGE && std::get<RangeArg>(u->arg).kind == RangeKind::Row) row.push_back(u);
+    else if (u->op == Ops::SPECIAL || u->op == Ops::RANGE) outer.push_back(u);
+  }
   std::stable_sort(outer.begin(), outer.end(), [](const UOpPtr& a, const UOpPtr& b) {
     if ((a->op == Ops::SPECIAL) != (b->op == Ops::SPECIAL)) return a->op == Ops::SPECIAL;
     return a->op == Ops::RANGE && loop_order(a) < loop_order(b);
   });
+  std::stable_sort(row.begin(), row.end(), [](const UOpPtr& a, const UOpPtr& b) { return loop_order(a) < loop_order(b); });
   Scope open;
   for (auto& u : outer) {
     L.emit(u);
     open.insert(u.get());
   }
   L.block(open, [](const UOpPtr&) { return true; });
+  if (!row.empty()) {
+    for (auto& u : row) {
+      L.emit(u);
+      open.insert(u.get());
+    }
+    L.block(open, [](const UOpPtr&) { return true; });
+    for (auto it = row.rbegin(); it != row.rend(); ++it) L.out.push_back(UOp::make(Ops::ENDRANGE, dtypes::void_, {*it}));
+  }
   for (auto it = outer.rbegin(); it != outer.rend(); ++it)
     if ((*it)->op == Ops::RANGE) L.out.push_back(UOp::make(Ops::ENDRANGE, dtypes::void_, {*it}));
   for (auto& u : L.topo)

@@ -7,7 +7,8 @@
 // UNROLL, which the expander (or, for the vector dim, vectorize) resolves later. A reduce dim's index
 // is an unbound RANGE until the REDUCE_AXIS above it binds it: the REDUCE_AXIS substitutes fresh
 // RANGEs of its own (two reduces over one axis are two loops), and UNROLLs for its unrolled dims, into
-// its lowered source.
+// its lowered source. Where the output keeps a reduce dim whole (softmax: the row's max and sum are
+// read back over the row), the STORE binds what is left unbound to a Row range of its own.
 //
 // A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming: the renderer
 // may write it around the caches (kStreamingBytes).
@@ -102,7 +103,17 @@ UOpPtr lower_store(B b) {
   const Kernel& k = ctx.k;
   auto [i, valid] = ctx.indexed(b["view"]);
   if (valid->is_const(0)) return UOp::make(Ops::SINK, dtypes::void_, {});  // wholly in the padding (PADTO)
-  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i}), value = b["value"];
+  UOpPtr value = b["value"];
+  // a reduce dim the output keeps whole (its reduces are read back over it): the STORE's own Row loop
+  std::unordered_map<const UOp*, UOpPtr> row;
+  for (int d : k.dims_of(AxisType::REDUCE))
+    if (ctx.full[d] > 1) row.emplace(ctx.idx[d].get(), UOp::make(Ops::RANGE, ctx.idt, {ctx.zero(), UOp::cnst_int(ctx.idt, ctx.full[d])}, RangeArg{RangeKind::Row, d, d, {}}));
+  if (!row.empty()) {
+    i = substitute(i, row);
+    valid = substitute(valid, row);
+    value = substitute(value, row);
+  }
+  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i});
   std::vector<int> block = k.dims_of(AxisType::BLOCK);
   for (int d : block) {  // the sum so far (apply_opt allows one BLOCK dim)
     UOpPtr earlier = ctx.idx[d]->ge(1);
@@ -172,7 +183,8 @@ UOpPtr Kernel::lower() const {
         break;
       case AxisType::BLOCK: ctx.idx[d] = range(d, RangeKind::Loop, loop_order[d]); break;
       case AxisType::LOCAL: ctx.idx[d] = UOp::make(Ops::SPECIAL, ctx.idt, {}, SpecialArg{SpecialKind::LocalIdx, nlocal++, s}); break;
-      case AxisType::UPCAST: ctx.idx[d] = UOp::make(Ops::UNROLL, ctx.idt, {}, UnrollArg{d, s, d == vdim, {}}); break;
+      // an UNROLL dim is a reduce's until the REDUCE_AXIS binds it; unbound, it is the STORE's register tile
+      case AxisType::UPCAST: case AxisType::UNROLL: ctx.idx[d] = UOp::make(Ops::UNROLL, ctx.idt, {}, UnrollArg{d, s, d == vdim, {}}); break;
       default: ctx.idx[d] = range(d, RangeKind::Reduce, d);  // unbound until the REDUCE_AXIS that reduces it
     }
   }

@@ -103,7 +103,7 @@ std::vector<SpecRule> lowered_rules(Stage stage) {
          const UOp& u = *b["root"];
          if (!arg_is<RangeArg>(u) || !is_index_int(u.dtype)) return bad("a RANGE is an int with a RangeArg");
          auto& r = std::get<RangeArg>(u.arg);
-         return require(r.kind == RangeKind::Loop || r.reduce.has_value(), "a reduce's RANGE that no REDUCE_AXIS bound");
+         return require(r.kind != RangeKind::Reduce || r.reduce.has_value(), "a reduce's RANGE that no REDUCE_AXIS bound");
        }},
       {UPat::op(Ops::SPECIAL), [](B b) { return require(arg_is<SpecialArg>(*b["root"]) && b["root"]->src.empty() && is_index_int(b["root"]->dtype), "a SPECIAL is an int with a SpecialArg"); }},
       {UPat::op(Ops::UNROLL), [stage](B b) {

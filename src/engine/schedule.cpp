@@ -14,6 +14,11 @@ namespace {
 
 using LBSet = std::unordered_set<LazyBuffer*>;
 
+// The longest row a kernel reads back its reduces over (softmax's row). A longer one would be read from
+// memory once per reduce instead of from the cache, and its rows are few: realizing the reduce lets
+// a separate kernel spread the work.
+constexpr int64_t kMaxFusedRow = 32768;
+
 // Longest chain of ops one kernel may fuse. Deeper graphs (a loop of 100,000 adds) are cut into kernels
 // of this depth: a C compiler given one function of a million statements takes minutes, if it finishes.
 constexpr int kMaxKernelDepth = 500;
@@ -36,6 +41,51 @@ bool unsafe_to_pad(const LazyBuffer& b) {
     case Ops::NEG: return b.dtype.is_float();
     default: return false;
   }
+}
+
+// Whether `st` (an index in r's input shape -> r's result) reads the reduce r back over the rows it
+// reduced: its result broadcast along the reduced axes and nothing else. Such a reduce runs in its
+// reader's kernel (the kernel loops over the row once per reduce, then once to store), unless FUSE=0
+// or the row is long.
+bool reads_back(const LazyBuffer& r, const ShapeTracker& st) {
+  const Shape& in = r.srcs[0]->shape();
+  if (!FUSE || st.shape() != in) return false;
+  ShapeTracker s = st.simplify();
+  if (s.views.size() != 1 || s.views[0].mask || s.views[0].offset != 0) return false;
+  Shape want = strides_for_shape(r.shape());
+  int64_t row = 1;
+  for (int a : std::get<ReduceArg>(r.arg).axes) {
+    want[a] = 0;
+    row *= in[a];
+  }
+  for (size_t i = 0; i < in.size(); i++)
+    if (in[i] > 1 && s.views[0].strides[i] != want[i]) return false;
+  return row <= kMaxFusedRow;
+}
+
+// Whether a view `st` of `b` reads back the reduces under b: b is a reduce, or elementwise ops over
+// reduces (a mean's scaling, layernorm's rsqrt(var + eps)), and every reduce there is read back over
+// its rows. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
+// in the row, so the kernel computes it once per row too.
+bool reads_back_region(LazyBuffer* b, const ShapeTracker& st, const LBSet& realizes) {
+  constexpr int kMaxNodes = 64;  // a region is a few ops; a big one is realized, as before
+  std::vector<std::pair<const LazyBuffer*, ShapeTracker>> todo{{b, st}};
+  int reduces = 0, nodes = 0;
+  while (!todo.empty()) {
+    auto [lb, s] = std::move(todo.back());
+    todo.pop_back();
+    if (lb->is_view()) { s = lb->st + s; lb = lb->base(); }
+    if (lb->realized() || lb->op == Ops::CONST || (lb != b && realizes.count(const_cast<LazyBuffer*>(lb)))) continue;
+    if (++nodes > kMaxNodes) return false;
+    if (lb->op == Ops::REDUCE_AXIS) {
+      if (!reads_back(*lb, s)) return false;
+      reduces++;
+      continue;
+    }
+    if (!is_alu(lb->op) && op_group(lb->op) != OpGroup::Cast) return false;
+    for (auto& src : lb->srcs) todo.emplace_back(src.get(), s);
+  }
+  return reduces > 0;
 }
 
 struct LazyGraph {
@@ -69,7 +119,7 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
         for (auto [b, e] : *v.mask) masked *= e - b;
         simple_pad = prod(base->shape()) >= masked;
       }
-      if (!simple_pad) g.realizes.insert(base);
+      if (!simple_pad && !reads_back_region(base, x->st, g.realizes)) g.realizes.insert(base);
     }
     if (!seen.insert(base).second) return nullptr;
     buffer_rules(base, g);
@@ -159,7 +209,11 @@ class AstBuilder {
   };
   const LBSet& realizes_;
   LazyBuffer* root_ = nullptr;
-  LazyBuffer* reduce_ = nullptr;  // the kernel's one reduce
+  LazyBuffer* reduce_ = nullptr;  // the kernel's first reduce: the others reduce the same rows
+
+  static bool same_rows(const LazyBuffer& a, const LazyBuffer& b) {
+    return std::get<ReduceArg>(a.arg).axes == std::get<ReduceArg>(b.arg).axes && a.srcs[0]->shape() == b.srcs[0]->shape();
+  }
   std::map<std::pair<LazyBuffer*, const UOp*>, UOpPtr> cache_;
   std::vector<UOpPtr> keep_;  // keeps the VIEW keys of the cache alive
 
@@ -188,10 +242,13 @@ class AstBuilder {
       case Ops::INDEX: return {{b->srcs[1].get(), f.st}, {b->srcs[2].get(), f.st}};  // offset, valid
       case Ops::ASSIGN: return {{b->srcs[0].get(), f.st}};  // the value (srcs[1] names the target)
       case Ops::REDUCE_AXIS: {
-        // fuse only when the kernel reads the reduce's result elementwise, and it is the kernel's one reduce
+        // fuse when the kernel reads the reduce's result elementwise or reads it back over its rows,
+        // and every reduce of the kernel reduces the same rows
         ShapeTracker s = f.st.simplify();
-        if (reduce_ || !s.contiguous() || s.size() != prod(b->shape())) { unfusable = f.buf; return {}; }
-        reduce_ = f.buf;
+        bool elementwise = s.contiguous() && s.size() == prod(b->shape());
+        bool fuses = (elementwise || reads_back(*b, f.st)) && (!reduce_ || same_rows(*reduce_, *b));
+        if (!fuses) { unfusable = f.buf; return {}; }
+        if (!reduce_) reduce_ = f.buf;
         return {{b->srcs[0].get(), ShapeTracker::from_shape(b->srcs[0]->shape())}};
       }
       default: {

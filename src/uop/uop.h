@@ -59,8 +59,10 @@ struct SpecialArg {
 // RANGE(start, end): a loop index. A Loop range walks an output dim (a GLOBAL dim that is not launched,
 // or a BLOCK dim); a Reduce range a dim that the REDUCE_AXIS `reduce` (numbered in lowering order) sums
 // over; two reduces over one dim are two loops. `reduce` is empty only inside the lowerer, for a reduce
-// dim's index before its REDUCE_AXIS binds it. `order` orders the loops of one nest: lower opens outside.
-enum class RangeKind : uint8_t { Loop, Reduce };
+// dim's index before its REDUCE_AXIS binds it. A Row range is the STORE's own loop over a reduce dim
+// that the output keeps whole (softmax stores the row its reduces read back): it runs after the
+// reduces' loops. `order` orders the loops of one nest: lower opens outside.
+enum class RangeKind : uint8_t { Loop, Reduce, Row };
 struct RangeArg {
   RangeKind kind;
   int dim;                    // the kernel dim
