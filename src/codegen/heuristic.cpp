@@ -60,11 +60,11 @@ void Kernel::cache_block(int row, int col, int red) {
   for (int d : dims_of(AxisType::UNROLL))
     if (origin_[d] == origin_[red]) step = d;
   bool packed = false;  // B's panel rows lie no farther apart than a panel is wide
-  for (size_t i = 1; i < num_views(); i++) {
+  for (size_t i = 0; i < num_views(); i++) {
     bool along_cols = false;  // B varies along the tile's columns (some part of the split column dim)
     for (int d = 0; d < shape_len(); d++)
       along_cols |= origin_[d] == origin_[col] && full[d] > 1 && stride(i, d) != std::optional<int64_t>{0};
-    if (view_dtype(i) != dtypes::void_ && stride(i, row) == std::optional<int64_t>{0} && along_cols) {
+    if (is_load_view(i) && stride(i, row) == std::optional<int64_t>{0} && along_cols) {
       std::optional<int64_t> s = stride(i, step);
       packed = s && *s <= ren_->matmul_panel(view_dtype(i));
     }
@@ -101,8 +101,8 @@ bool Kernel::channel_tile(int64_t lanes) {
     return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin());
   };
   auto loads = [&](auto&& f) {
-    for (size_t i = 1; i < num_views(); i++)
-      if (view_dtype(i) != dtypes::void_) f(i);
+    for (size_t i = 0; i < num_views(); i++)
+      if (is_load_view(i)) f(i);
   };
   auto broadcast_somewhere = [&](int d) {
     bool b = false;
@@ -112,8 +112,8 @@ bool Kernel::channel_tile(int64_t lanes) {
   int out_vec = -1;
   for (int d : globals)
     if (full[d] > 1 && stride(output_view(), d) == std::optional<int64_t>{1}) out_vec = d;
-  for (size_t i = 1; i < num_views(); i++) {
-    if (view_dtype(i) == dtypes::void_) continue;
+  for (size_t i = 0; i < num_views(); i++) {
+    if (!is_load_view(i)) continue;
     int lane_dim = -1;
     for (int d : globals)
       if (lane_dim < 0 && full[d] % lanes == 0 && stride(i, d) == std::optional<int64_t>{1} && broadcast_somewhere(d)) lane_dim = d;
@@ -180,13 +180,13 @@ void Kernel::hand_coded_optimizations() {
   };
   auto contiguous_in_output = [&](int d) { return stride(output_view(), d) == std::optional<int64_t>{1}; };
   auto contiguous_in_a_load = [&](int d) {
-    for (size_t i = 1; i < num_views(); i++)
-      if (view_dtype(i) != dtypes::void_ && stride(i, d) == std::optional<int64_t>{1}) return true;
+    for (size_t i = 0; i < num_views(); i++)
+      if (is_load_view(i) && stride(i, d) == std::optional<int64_t>{1}) return true;
     return false;
   };
   auto broadcast_in_a_load = [&](int d) {
-    for (size_t i = 1; i < num_views(); i++)
-      if (view_dtype(i) != dtypes::void_ && stride(i, d) == std::optional<int64_t>{0}) return true;
+    for (size_t i = 0; i < num_views(); i++)
+      if (is_load_view(i) && stride(i, d) == std::optional<int64_t>{0}) return true;
     return false;
   };
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
@@ -204,8 +204,8 @@ void Kernel::hand_coded_optimizations() {
     // The output's contiguous dim is a poor vector dim when its vectors are short or a load strides along it.
     int64_t out_width = vec >= 0 ? pow2_divisor(full[vec], lanes) : 1;
     bool vec_strided = false;
-    for (size_t i = 1; vec >= 0 && i < num_views(); i++)
-      if (view_dtype(i) != dtypes::void_ && stride(i, vec) != std::optional<int64_t>{0} && stride(i, vec) != std::optional<int64_t>{1}) vec_strided = true;
+    for (size_t i = 0; vec >= 0 && i < num_views(); i++)
+      if (is_load_view(i) && stride(i, vec) != std::optional<int64_t>{0} && stride(i, vec) != std::optional<int64_t>{1}) vec_strided = true;
     int64_t reduce_size = 1;
     for (int d : reduces) reduce_size *= full[d];
     if (out.is_float() && (out_width < lanes || vec_strided) && reduce_size >= 4 * lanes && channel_tile(lanes)) return;
@@ -214,8 +214,8 @@ void Kernel::hand_coded_optimizations() {
       // rows: a dim along which the operand loaded as vectors is reused (B's rows in A·B, the input
       // image across output channels in a conv), so each vector load feeds several accumulators
       int row = -1;
-      for (size_t i = 1; i < num_views() && row < 0; i++) {
-        if (view_dtype(i) == dtypes::void_ || stride(i, vec) == std::optional<int64_t>{0}) continue;  // varies along vec
+      for (size_t i = 0; i < num_views() && row < 0; i++) {
+        if (!is_load_view(i) || stride(i, vec) == std::optional<int64_t>{0}) continue;  // varies along vec
         for (int d : globals)
           if (row < 0 && d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{0}) row = d;
       }

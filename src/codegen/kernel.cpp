@@ -44,10 +44,14 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
     if (u->op == Ops::REDUCE_AXIS) reduces.push_back(std::get<ReduceArg>(u->arg));
   }
   view_dtypes_.assign(views_.size(), dtypes::void_);
+  loaded_.assign(views_.size(), false);
   for (auto& u : ast_->toposort())
     if (u->op == Ops::LOAD || u->op == Ops::STORE)
       for (size_t i = 0; i < views_.size(); i++)
-        if (u->src[1] == views_[i] && view_dtypes_[i] == dtypes::void_) view_dtypes_[i] = u->src[0]->dtype.base();
+        if (u->src[1] == views_[i]) {
+          if (view_dtypes_[i] == dtypes::void_) view_dtypes_[i] = u->src[0]->dtype.base();
+          if (u->op == Ops::LOAD) loaded_[i] = true;
+        }
   Shape out = st_of(views_[0]).shape();
   // the loop sizes: the largest view's, except that a dim some view has as 0 is empty (a reduce over
   // a zero-length axis runs no iterations and leaves its identity)
@@ -155,7 +159,7 @@ int Kernel::vector_dim() const {
       if (w < 2 || (w & (w - 1)) != 0) continue;
       bool ok = false;
       for (size_t i = 0; i < sts_.size() && !ok; i++) {
-        if ((i == output_view()) != (pass == 0)) continue;
+        if (pass == 0 ? i != output_view() : !is_load_view(i)) continue;
         DType dt = view_dtype(i);
         if (dt == dtypes::void_ || dt.is_bool()) continue;
         // a mask (padding) does not matter here: masked lanes are read under a lane mask or stored one by one

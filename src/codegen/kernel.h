@@ -64,6 +64,7 @@ class Kernel {
   size_t output_view() const { return 0; }  // views_[0] is the STORE's
   size_t num_views() const { return views_.size(); }
   DType view_dtype(size_t i) const;          // the element type of the buffer behind view i (void: a CONST)
+  bool is_load_view(size_t i) const { return loaded_.at(i); }  // a LOAD reads through view i (the output's too, in softmax)
 
   UOpPtr lower() const;                     // the lowerer pass: SINK of STOREs over RANGE/SPECIAL/UNROLL (lowerer.cpp)
   std::vector<UOpPtr> linearize() const;    // every pass of codegen/passes.h, then ordered for rendering
@@ -77,6 +78,7 @@ class Kernel {
   const Renderer* ren_;  // a pointer, so that Kernels are values (BEAM keeps and copies them)
   std::vector<UOpPtr> views_;               // the AST's VIEW nodes; views_[0] belongs to the STORE
   std::vector<DType> view_dtypes_;          // the element type of the buffer behind each view (void: a CONST)
+  std::vector<bool> loaded_;                // a LOAD reads through the view
   std::vector<ShapeTracker> sts_;           // views_ in kernel dims
   std::vector<AxisType> types_;
   std::vector<std::vector<int>> origin_;    // the AST axes each dim comes from (which reduces reduce it)

@@ -91,7 +91,6 @@ bool reads_back_region(LazyBuffer* b, const ShapeTracker& st, const LBSet& reali
 struct LazyGraph {
   LBSet realizes;
   std::vector<LazyBuffer*> order;  // the unrealized concrete buffers, sources before their users
-  std::unordered_map<LazyBuffer*, LBSet> reduce_consumers;
 };
 
 // The realize rules that depend on one buffer alone (seed 002): loads, copies and their sources, a
@@ -137,14 +136,9 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
         continue;
       }
       stack.back().second++;
-      const LBPtr& s = b->srcs[i];
-      if (s->base()->op == Ops::REDUCE_AXIS) g.reduce_consumers[s->base()].insert(b);
-      if (LazyBuffer* c = enter(s)) stack.emplace_back(c, 0);
+      if (LazyBuffer* c = enter(b->srcs[i])) stack.emplace_back(c, 0);
     }
   }
-  // a reduce with several consumers is computed once, not once per consumer
-  for (auto& [r, consumers] : g.reduce_consumers)
-    if (consumers.size() > 1) g.realizes.insert(r);
   // cut chains deeper than a kernel may be
   std::unordered_map<LazyBuffer*, int> depth;
   depth.reserve(g.order.size());
@@ -164,6 +158,7 @@ class AstBuilder {
   explicit AstBuilder(const LBSet& realizes) : realizes_(realizes) {}
   std::vector<LazyBuffer*> inputs;  // DEFINE_GLOBAL 1, 2, ... in first-use order
   LazyBuffer* unfusable = nullptr;
+  LBSet reduces;                    // the reduces the kernel computes
 
   UOpPtr build(LazyBuffer* out, const ShapeTracker& out_st) {
     root_ = out;
@@ -249,6 +244,7 @@ class AstBuilder {
         bool fuses = (elementwise || reads_back(*b, f.st)) && (!reduce_ || same_rows(*reduce_, *b));
         if (!fuses) { unfusable = f.buf; return {}; }
         if (!reduce_) reduce_ = f.buf;
+        reduces.insert(f.buf);
         return {{b->srcs[0].get(), ShapeTracker::from_shape(b->srcs[0]->shape())}};
       }
       default: {
@@ -300,6 +296,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     changed = false;
     items.clear();
     deps.clear();
+    std::unordered_map<LazyBuffer*, int> kernels_with;  // reduce -> the kernels that compute it
     for (LazyBuffer* out : g.realizes) {
       if (out->realized() || out->op == Ops::CONST) continue;
       // an empty buffer is read by no kernel (they see a constant): it needs an item only as an output
@@ -343,9 +340,17 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
           si.bufs.push_back(in->buffer);
           if (!in->realized()) deps[out].push_back(in);
         }
+        for (LazyBuffer* r : b.reduces) kernels_with[r]++;
       }
       items.emplace(out, std::move(si));
     }
+    // a reduce that several kernels would compute is computed once, in a kernel of its own
+    if (changed) continue;
+    for (auto& [r, n] : kernels_with)
+      if (n > 1) {
+        g.realizes.insert(r);
+        changed = true;
+      }
   }
   // dependencies first: post-order from the outputs, in the order they were given
   std::vector<ScheduleItem> schedule;

@@ -1,11 +1,17 @@
 // create_schedule: decides which LazyBuffers are realized and cuts the graph into ScheduleItems.
 //
 // The realize rules are seed 002's: the outputs; COPY sources; loads (EMPTY, COPY, CONTIGUOUS); the
-// base of a view that expands it (unless it is a simple pad); forced realizes. Beyond those, a reduce is
-// realized when it cannot fuse into its consumer (it has several consumers, its consumer already
-// holds a reduce, or it is seen through a view that is not a plain reshape), and a chain of fused ops
-// is cut every few hundred ops so that no kernel is too big to compile. Every other op fuses into the
-// kernel of the realized buffer that uses it: elementwise ops before, into and after reduces.
+// base of a view that expands it (unless it is a simple pad, or reads a reduce back: below); forced
+// realizes. Beyond those, a reduce is realized when it cannot fuse into its consumer's kernel (the
+// kernel already reduces other rows, or it is seen through a view that neither reads it elementwise
+// nor reads it back) or when several kernels would compute it, and a chain of fused ops is cut every
+// few hundred ops so that no kernel is too big to compile. Every other op fuses into the kernel of the
+// realized buffer that uses it: elementwise ops before, into and after reduces.
+// Reduce-then-broadcast fusion: a reduce (or elementwise ops over reduces: a mean, rsqrt(var + eps))
+// expanded back over the rows it reduced stays in its readers' kernel when every reduce of the kernel
+// reduces the same rows: var, softmax, layernorm are one kernel that loops over a row once per reduce,
+// then once to store. Not when the row is longer than 32768 elements (it would no longer be read
+// from the cache; its reduce is split in two stages instead), nor with FUSE=0 (tinygrad's kernels).
 // A gather (INDEX) realizes its data's base, which it reads by a loaded address; the gather itself
 // fuses like an elementwise op: LOAD(DEFINE_GLOBAL, VIEW, offset, valid) in the AST.
 // Padding pushed down through an op with f(0) != 0 (exp, log, reciprocal, division, negation) is

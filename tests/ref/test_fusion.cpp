@@ -1,0 +1,96 @@
+// Reduce-then-broadcast fusion (engine/schedule.h): a reduce read back over the rows it reduced stays
+// in its readers' kernel. Each op's kernel count is asserted, with FUSE=0 for comparison, and its
+// values (forward and gradient) are checked against PyTorch with the fusion on.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "engine/schedule.h"
+#include "ref.h"
+
+using namespace tgtest;
+using tg::Tensor;
+
+namespace {
+
+// Kernels in the schedule of f(x) for a realized x of `shape`.
+size_t kernels_of(const std::function<Tensor(const Tensor&)>& f, const tg::Shape& shape, int fuse = 1) {
+  tg::Context ctx{{"FUSE", fuse}};
+  Tensor x = random_tensor(shape, -2, 2, tg::dtypes::float32, 1).realize();
+  size_t n = 0;
+  for (auto& si : tg::create_schedule({f(x).lazydata()})) n += si.is_kernel();
+  return n;
+}
+
+struct RowOp {
+  const char* name;
+  std::function<Tensor(const Tensor&, int)> tg;
+  std::string torch;  // a format with {a} for the axis
+  size_t unfused;     // kernels with FUSE=0
+};
+
+std::string with_axis(std::string s, int a) {
+  for (size_t p; (p = s.find("{a}")) != std::string::npos;) s.replace(p, 3, std::to_string(a));
+  return s;
+}
+
+const std::vector<RowOp>& row_ops() {
+  static const std::vector<RowOp> ops = {
+      {"var", [](const Tensor& x, int a) { return x.var({a}); }, "torch.var(x0, {a})", 2},
+      {"std", [](const Tensor& x, int a) { return x.std({a}); }, "torch.std(x0, {a})", 2},
+      {"softmax", [](const Tensor& x, int a) { return x.softmax(a); }, "torch.softmax(x0, {a})", 3},
+      {"log_softmax", [](const Tensor& x, int a) { return x.log_softmax(a); }, "torch.log_softmax(x0, {a})", 3},
+      {"logsumexp", [](const Tensor& x, int a) { return x.logsumexp({a}); }, "torch.logsumexp(x0, {a})", 2},
+      {"layernorm", [](const Tensor& x, int a) { return x.layernorm({a}); },
+       "(x0 - x0.mean({a}, keepdim=True)) / torch.sqrt(x0.var({a}, unbiased=False, keepdim=True) + 1e-5)", 3},
+      {"rmsnorm", [](const Tensor& x, int a) { return x * (x.square().mean({a}, true) + 1e-6).rsqrt(); },
+       "x0 * torch.rsqrt(x0.square().mean({a}, keepdim=True) + 1e-6)", 2},
+  };
+  return ops;
+}
+
+}  // namespace
+
+TEST(Fusion, RowOpsAreOneKernel) {
+  for (const RowOp& op : row_ops())
+    for (int a : {1, 0}) {
+      auto f = [&](const Tensor& x) { return op.tg(x, a); };
+      EXPECT_EQ(kernels_of(f, {64, 512}), 1u) << op.name << " over axis " << a;
+      EXPECT_EQ(kernels_of(f, {64, 512}, 0), op.unfused) << op.name << " over axis " << a << " with FUSE=0";
+      // the fused kernels' values and gradients (the backward fuses too)
+      check_op({{64, 512}}, [&](auto& x) { return op.tg(x[0], a); }, with_axis(op.torch, a), {.grad_atol = 1e-4, .seed = 7});
+      check_op({{3, 5, 4}}, [&](auto& x) { return op.tg(x[0], a); }, with_axis(op.torch, a));
+    }
+}
+
+// The rows of a middle axis, and of two axes at once, are rows too.
+TEST(Fusion, MiddleAndSeveralAxes) {
+  EXPECT_EQ(kernels_of([](const Tensor& x) { return x.softmax(1); }, {8, 16, 32}), 1u);
+  check_op({{8, 16, 32}}, [](auto& x) { return x[0].softmax(1); }, "torch.softmax(x0, 1)");
+  auto ln = [](const Tensor& x) { return x.layernorm({0, 2}); };
+  EXPECT_EQ(kernels_of(ln, {8, 16, 32}), 1u);
+  check_op({{8, 16, 32}}, [&](auto& x) { return ln(x[0]); },
+           "(x0 - x0.mean((0, 2), keepdim=True)) / torch.sqrt(x0.var((0, 2), unbiased=False, keepdim=True) + 1e-5)");
+}
+
+// Where fusion would cost more than it saves, the reduce is realized as before.
+TEST(Fusion, CostRuleAndOtherRows) {
+  // a row longer than kMaxFusedRow (32768) would be read from memory by each reduce: the kernels of
+  // FUSE=0 (each long reduce in two stages)
+  auto softmax = [](const Tensor& x) { return x.softmax(1); };
+  EXPECT_EQ(kernels_of(softmax, {2, 40000}), kernels_of(softmax, {2, 40000}, 0));
+  check_op({{2, 40000}}, [](auto& x) { return x[0].softmax(1); }, "torch.softmax(x0, 1)");
+  // a reduce over other rows than the reduce that reads it back: two kernels
+  auto other = [](const Tensor& x) { return (x - x.mean({1}, true)).square().sum({0}); };
+  EXPECT_EQ(kernels_of(other, {64, 48}), 2u);
+  check_op({{64, 48}}, [&](auto& x) { return other(x[0]); }, "(x0 - x0.mean(1, keepdim=True)).square().sum(0)");
+  // a mean over the whole tensor is a split reduce (two stages) whose result is not read back by rows
+  auto centre = [](const Tensor& x) { return x - x.mean(); };
+  EXPECT_GE(kernels_of(centre, {512, 1024}), 3u);
+  check_op({{512, 1024}}, [&](auto& x) { return centre(x[0]); }, "x0 - x0.mean()", {.grad = false});
+  // a reduce that is also read elementwise elsewhere is computed once (realized) and read back from memory
+  auto both = [](const Tensor& x) { Tensor m = x.max({1}, true); return (x - m).exp().sum({1}) + m.reshape({64}) * (x - m).sum({1}); };
+  check_op({{64, 32}}, [&](auto& x) { return both(x[0]); },
+           "(x0 - x0.amax(1, keepdim=True)).exp().sum(1) + x0.amax(1) * (x0 - x0.amax(1, keepdim=True)).sum(1)", {.grad = false});
+}
