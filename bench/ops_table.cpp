@@ -110,7 +110,6 @@ template <class F> Timing time_runs(F&& run) {
 // ---- the rows ---------------------------------------------------------------------------------------------
 
 constexpr int64_t kN = int64_t{16} << 20;      // add, sum, copy
-constexpr int64_t kR = 4096, kC = 1024;        // softmax, layernorm
 
 // -O3 whatever the build type (RelWithDebInfo is -O2); __restrict__ so the loop vectorizes without checks.
 #if defined(__clang__)
@@ -121,6 +120,59 @@ constexpr int64_t kR = 4096, kC = 1024;        // softmax, layernorm
 TG_BENCH_O3 __attribute__((noinline)) void copy_range(const float* __restrict__ a, float* __restrict__ c, int64_t begin,
                                                       int64_t end) {
   for (int64_t i = begin; i < end; i++) c[i] = a[i];
+}
+
+// softmax over the last axis of (R, C): spot rows against a float64 reference, every row's sum 1
+Row softmax_row(int64_t R, int64_t C) {
+  auto hx = std::make_shared<std::vector<float>>(host_data(R * C, 15, -4.f, 4.f));
+  Tensor x = device_tensor(*hx, {R, C});
+  Row r;
+  r.id = "softmax_" + std::to_string(R) + "x" + std::to_string(C);
+  r.build = [x] { return x.softmax(-1); };
+  r.check = [hx, R, C](const Tensor& out, Check& c) {
+    std::vector<float> o = out.tolist<float>();
+    for (int64_t i : {int64_t{0}, R / 2 + 1, R - 1}) {
+      const float* row = hx->data() + i * C;
+      double m = *std::max_element(row, row + C), s = 0;
+      for (int64_t j = 0; j < C; j++) s += std::exp(static_cast<double>(row[j]) - m);
+      for (int64_t j = 0; j < C; j++) {
+        double ref = std::exp(static_cast<double>(row[j]) - m) / s;
+        c.close(o[i * C + j], ref, 1e-4 * ref + 1e-9, "softmax[" + std::to_string(i) + "," + std::to_string(j) + "]");
+      }
+    }
+    for (int64_t i = 0; i < R; i++) {
+      double s = 0;
+      for (int64_t j = 0; j < C; j++) s += o[i * C + j];
+      if (!(std::fabs(s - 1) <= 1e-4)) {
+        c.close(s, 1, 1e-4, "softmax row " + std::to_string(i) + " sum");
+        break;
+      }
+    }
+  };
+  return r;
+}
+
+// layernorm over the last axis of (R, C), no affine: spot rows against a float64 reference
+Row layernorm_row(int64_t R, int64_t C) {
+  auto hx = std::make_shared<std::vector<float>>(host_data(R * C, 16, -2.f, 3.f));
+  Tensor x = device_tensor(*hx, {R, C});
+  Row r;
+  r.id = "layernorm_" + std::to_string(R) + "x" + std::to_string(C);
+  r.build = [x] { return x.layernorm({-1}, 1e-5); };
+  r.check = [hx, R, C](const Tensor& out, Check& c) {
+    std::vector<float> o = out.tolist<float>();
+    for (int64_t i : {int64_t{0}, int64_t{1}, R / 2 + 1, R - 1}) {
+      const float* row = hx->data() + i * C;
+      double m = 0, v = 0;
+      for (int64_t j = 0; j < C; j++) m += row[j];
+      m /= static_cast<double>(C);
+      for (int64_t j = 0; j < C; j++) v += (row[j] - m) * (row[j] - m);
+      v /= static_cast<double>(C);  // biased, as torch's layer_norm
+      for (int64_t j = 0; j < C; j++)
+        c.close(o[i * C + j], (row[j] - m) / std::sqrt(v + 1e-5), 1e-4, "layernorm[" + std::to_string(i) + "," + std::to_string(j) + "]");
+    }
+  };
+  return r;
 }
 
 Row sgemm_row(int64_t n) {
@@ -210,55 +262,11 @@ std::vector<RowMaker> make_rows() {
     r.note = "plain C++ loop, 2 threads (not tg)";
     return r;
   }});
-  rows.push_back({"softmax_4096x1024", [] {
-    auto hx = std::make_shared<std::vector<float>>(host_data(kR * kC, 15, -4.f, 4.f));
-    Tensor x = device_tensor(*hx, {kR, kC});
-    Row r;
-    r.id = "softmax_4096x1024";
-    r.build = [x] { return x.softmax(-1); };
-    r.check = [hx](const Tensor& out, Check& c) {
-      std::vector<float> o = out.tolist<float>();
-      for (int64_t i : {int64_t{0}, kR / 2 + 1, kR - 1}) {
-        const float* row = hx->data() + i * kC;
-        double m = *std::max_element(row, row + kC), s = 0;
-        for (int64_t j = 0; j < kC; j++) s += std::exp(static_cast<double>(row[j]) - m);
-        for (int64_t j = 0; j < kC; j++) {
-          double ref = std::exp(static_cast<double>(row[j]) - m) / s;
-          c.close(o[i * kC + j], ref, 1e-4 * ref + 1e-9, "softmax[" + std::to_string(i) + "," + std::to_string(j) + "]");
-        }
-      }
-      for (int64_t i = 0; i < kR; i++) {  // every row sums to 1
-        double s = 0;
-        for (int64_t j = 0; j < kC; j++) s += o[i * kC + j];
-        if (!(std::fabs(s - 1) <= 1e-4)) {
-          c.close(s, 1, 1e-4, "softmax row " + std::to_string(i) + " sum");
-          break;
-        }
-      }
-    };
-    return r;
-  }});
-  rows.push_back({"layernorm_4096x1024", [] {
-    auto hx = std::make_shared<std::vector<float>>(host_data(kR * kC, 16, -2.f, 3.f));
-    Tensor x = device_tensor(*hx, {kR, kC});
-    Row r;
-    r.id = "layernorm_4096x1024";
-    r.build = [x] { return x.layernorm({-1}, 1e-5); };
-    r.check = [hx](const Tensor& out, Check& c) {
-      std::vector<float> o = out.tolist<float>();
-      for (int64_t i : {int64_t{0}, int64_t{1}, kR / 2 + 1, kR - 1}) {
-        const float* row = hx->data() + i * kC;
-        double m = 0, v = 0;
-        for (int64_t j = 0; j < kC; j++) m += row[j];
-        m /= kC;
-        for (int64_t j = 0; j < kC; j++) v += (row[j] - m) * (row[j] - m);
-        v /= kC;  // biased, as torch's layer_norm
-        for (int64_t j = 0; j < kC; j++)
-          c.close(o[i * kC + j], (row[j] - m) / std::sqrt(v + 1e-5), 1e-4, "layernorm[" + std::to_string(i) + "," + std::to_string(j) + "]");
-      }
-    };
-    return r;
-  }});
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{4096, 1024}, {64, 512}}) {
+    std::string shape = std::to_string(r) + "x" + std::to_string(c);
+    rows.push_back({"softmax_" + shape, [r, c] { return softmax_row(r, c); }});
+    rows.push_back({"layernorm_" + shape, [r, c] { return layernorm_row(r, c); }});
+  }
   rows.push_back({"conv2d_b32_32to64_28x28_3x3", [] {
     constexpr int64_t B = 32, CI = 32, CO = 64, H = 28, W = 28, K = 3;
     auto hx = std::make_shared<std::vector<float>>(host_data(B * CI * H * W, 17));

@@ -28,8 +28,8 @@ ROWS = [(f"sgemm_{n}", f"sgemm {n} (N×N @ N×N)", "GFLOP/s", 2 * n**3) for n in
     ("add_16M", "add 16M", "GB/s", 3 * 4 * N16M),
     ("sum_16M", "sum 16M", "GB/s", 4 * N16M),
     ("copy_16M", "copy 16M (tg column: C++ loop, 2 threads)", "GB/s", 2 * 4 * N16M),
-    ("softmax_4096x1024", "softmax (4096, 1024), last axis", "GB/s", 2 * 4 * R * C),
-    ("layernorm_4096x1024", "layernorm (4096, 1024), no affine", "GB/s", 2 * 4 * R * C),
+    *[(f"{op}_{r}x{c}", f"{op} ({r}, {c}), {what}", "GB/s", 2 * 4 * r * c) for r, c in ((R, C), (64, 512))
+      for op, what in (("softmax", "last axis"), ("layernorm", "no affine"))],
     ("conv2d_b32_32to64_28x28_3x3", "conv2d b32 32→64 28×28 3×3 pad 1", "GFLOP/s", 2 * CB * CO * HW * HW * CI * K * K),
 ]
 
@@ -151,14 +151,16 @@ def cases(row_id, rng):
         a = rng.uniform(-1, 1, N16M).astype(f32)
         ta, tc, c = torch.from_numpy(a), torch.empty(N16M), np.empty(N16M, f32)
         return (lambda: tc.copy_(ta)), (lambda: (np.copyto(c, a), c)[1]), 0, 0
-    if row_id == "softmax_4096x1024":
-        x = rng.uniform(-4, 4, (R, C)).astype(f32)
+    if row_id.startswith("softmax_"):
+        r, c = map(int, row_id.split("_")[1].split("x"))
+        x = rng.uniform(-4, 4, (r, c)).astype(f32)
         tx = torch.from_numpy(x)
         return (lambda: torch.softmax(tx, dim=-1)), (lambda: np_softmax(x)), 1e-4, 1e-7
-    if row_id == "layernorm_4096x1024":
-        x = rng.uniform(-2, 3, (R, C)).astype(f32)
+    if row_id.startswith("layernorm_"):
+        r, c = map(int, row_id.split("_")[1].split("x"))
+        x = rng.uniform(-2, 3, (r, c)).astype(f32)
         tx = torch.from_numpy(x)
-        return (lambda: F.layer_norm(tx, (C,), eps=1e-5)), (lambda: np_layernorm(x)), 1e-4, 1e-4
+        return (lambda: F.layer_norm(tx, (c,), eps=1e-5)), (lambda: np_layernorm(x)), 1e-4, 1e-4
     if row_id == "conv2d_b32_32to64_28x28_3x3":
         x, w = rng.uniform(-1, 1, (CB, CI, HW, HW)).astype(f32), rng.uniform(-1, 1, (CO, CI, K, K)).astype(f32)
         tx, tw = torch.from_numpy(x), torch.from_numpy(w)
@@ -240,11 +242,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tg", help="bench_ops_table output, default settings")
     ap.add_argument("--tg-beam", help="bench_ops_table --beam N output")
+    ap.add_argument("--tg-nofuse", help="bench_ops_table output with FUSE=0 (the softmax and layernorm rows)")
     ap.add_argument("--beam", type=int, default=2)
     ap.add_argument("--rows", default="", help="comma-separated substrings of row ids")
     args = ap.parse_args()
     filt = [f for f in args.rows.split(",") if f]
-    tg, tgb = read_tsv(args.tg), read_tsv(args.tg_beam)
+    tg, tgb, tgn = read_tsv(args.tg), read_tsv(args.tg_beam), read_tsv(args.tg_nofuse)
 
     rng = np.random.default_rng(0)
     results, problems = {}, []
@@ -276,7 +279,8 @@ def main():
           "graph and realizes it); ratio = tg throughput / torch throughput (>1: tg faster)")
     print()
     hdr = ["op", "unit", "tg ms", "tg rate", f"tg BEAM={b} ms", f"tg BEAM={b} rate", "torch ms", "torch rate",
-           "numpy ms", "numpy rate", "tg/torch", f"tg BEAM={b}/torch", "tg kernels"]
+           "numpy ms", "numpy rate", "tg/torch", f"tg BEAM={b}/torch", "tg kernels", "tg FUSE=0 ms", "tg FUSE=0/torch",
+           "FUSE=0 kernels"]
     print("| " + " | ".join(hdr) + " |")
     print("|" + "|".join(["---"] + ["---"] + ["---:"] * (len(hdr) - 2)) + "|")
     notes = []
@@ -287,10 +291,12 @@ def main():
         e, eb = tg.get(rid), (tgb.get(rid) if rid.startswith("sgemm_") else None)
         beam_cells = tg_cells(eb, work) if rid.startswith("sgemm_") else ["", ""]
         kern = "—" if e is None or e["status"] != "OK" or rid == "copy_16M" else f"{e['kernels']:g}"
+        en = tgn.get(rid)
+        nofuse = ["", "", ""] if en is None else [tg_cells(en, work)[0], ratio(en, t_ms), f"{en['kernels']:g}" if en["status"] == "OK" else "—"]
         cells = [label, unit, *tg_cells(e, work), *beam_cells, fmt_ms(t_ms), fmt_rate(work, t_ms), fmt_ms(n_ms),
-                 fmt_rate(work, n_ms), ratio(e, t_ms), ratio(eb, t_ms) if rid.startswith("sgemm_") else "", kern]
+                 fmt_rate(work, n_ms), ratio(e, t_ms), ratio(eb, t_ms) if rid.startswith("sgemm_") else "", kern, *nofuse]
         print("| " + " | ".join(cells) + " |")
-        for tag, entry in (("tg", e), (f"tg BEAM={b}", eb)):
+        for tag, entry in (("tg", e), (f"tg BEAM={b}", eb), ("tg FUSE=0", en)):
             if entry is not None and entry["status"] != "OK":
                 notes.append(f"{rid} ({tag}): {entry['status']}: {entry['note']}")
             elif entry is not None and entry["runs"] < 3:

@@ -143,6 +143,39 @@ TEST(ScheduleItems, VarIsOneCopyOneKernel) {
   }
 }
 
+// DEBUG=1 prints each schedule's kernel count, DEBUG=2 what each kernel fused and why it is a kernel of
+// its own: here the mean is read back over its rows, and the sum over the other axis cannot hold it.
+TEST(ScheduleItems, DebugPrintsFusionDecisions) {
+  Tensor x = Tensor::rand({64, 48}).realize();
+  Tensor y = (x - x.mean({1}, true)).square().sum({0});
+  testing::internal::CaptureStdout();
+  {
+    Context ctx{{"DEBUG", 2}};
+    create_schedule({y.lazydata()});
+  }
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("schedule: 2 kernels, 2 items"));
+  EXPECT_THAT(out, HasSubstr("(64,1) float32: ADD (64,48)->(64,1), 0 elementwise ops, 1 inputs; a kernel of its own: its reader's kernel reduces other rows"));
+  EXPECT_THAT(out, HasSubstr("(1,48) float32: ADD (64,48)->(1,48), 4 elementwise ops, 2 inputs; a kernel of its own: an output"));
+  Tensor s = x.softmax(1);
+  testing::internal::CaptureStdout();
+  {
+    Context ctx{{"DEBUG", 2}};
+    create_schedule({s.lazydata()});
+  }
+  out = testing::internal::GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("schedule: 1 kernels, 1 items"));
+  EXPECT_THAT(out, HasSubstr("MAX (64,48)->(64,1) read back, ADD (64,48)->(64,1) read back"));
+  testing::internal::CaptureStdout();
+  {
+    Context ctx{{"DEBUG", 2}, {"FUSE", 0}};
+    create_schedule({s.lazydata()});
+  }
+  out = testing::internal::GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("schedule: 3 kernels, 3 items"));
+  EXPECT_THAT(out, HasSubstr("a kernel of its own: FUSE=0"));
+}
+
 TEST(ScheduleQueue, DotQueuesSyncWaitCopiesKernel) {
   Tensor c = Tensor({1, 2}).dot(Tensor({3, 4}));
   CommandQueue cq(lower_schedule(create_schedule({c.lazydata()})));

@@ -1,6 +1,7 @@
 #include "engine/schedule.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +14,8 @@ namespace tg {
 namespace {
 
 using LBSet = std::unordered_set<LazyBuffer*>;
+// The buffers a schedule realizes, each with why (the fusion decisions DEBUG=2 prints).
+using Realizes = std::unordered_map<LazyBuffer*, std::string>;
 
 // The longest row a kernel reads back its reduces over (softmax's row). A longer one would be read from
 // memory once per reduce instead of from the cache, and its rows are few: realizing the reduce lets
@@ -46,12 +49,14 @@ bool unsafe_to_pad(const LazyBuffer& b) {
 // Whether `st` (an index in r's input shape -> r's result) reads the reduce r back over the rows it
 // reduced: its result broadcast along the reduced axes and nothing else. Such a reduce runs in its
 // reader's kernel (the kernel loops over the row once per reduce, then once to store), unless FUSE=0
-// or the row is long.
-bool reads_back(const LazyBuffer& r, const ShapeTracker& st) {
+// or the row is long. nullptr when it does, else why not.
+const char* reads_back(const LazyBuffer& r, const ShapeTracker& st) {
+  const char* not_back = "seen through a view that is not its result broadcast back over the rows it reduced";
   const Shape& in = r.srcs[0]->shape();
-  if (!FUSE || st.shape() != in) return false;
+  if (!FUSE) return "FUSE=0";
+  if (st.shape() != in) return not_back;
   ShapeTracker s = st.simplify();
-  if (s.views.size() != 1 || s.views[0].mask || s.views[0].offset != 0) return false;
+  if (s.views.size() != 1 || s.views[0].mask || s.views[0].offset != 0) return not_back;
   Shape want = strides_for_shape(r.shape());
   int64_t row = 1;
   for (int a : std::get<ReduceArg>(r.arg).axes) {
@@ -59,15 +64,15 @@ bool reads_back(const LazyBuffer& r, const ShapeTracker& st) {
     row *= in[a];
   }
   for (size_t i = 0; i < in.size(); i++)
-    if (in[i] > 1 && s.views[0].strides[i] != want[i]) return false;
-  return row <= kMaxFusedRow;
+    if (in[i] > 1 && s.views[0].strides[i] != want[i]) return not_back;
+  return row <= kMaxFusedRow ? nullptr : "its rows are longer than 32768 elements";
 }
 
 // Whether a view `st` of `b` reads back the reduces under b: b is a reduce, or elementwise ops over
 // reduces (a mean's scaling, layernorm's rsqrt(var + eps)), and every reduce there is read back over
 // its rows. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
-// in the row, so the kernel computes it once per row too.
-bool reads_back_region(LazyBuffer* b, const ShapeTracker& st, const LBSet& realizes) {
+// in the row, so the kernel computes it once per row too. nullptr when it does, else why not.
+const char* reads_back_region(LazyBuffer* b, const ShapeTracker& st, const Realizes& realizes) {
   constexpr int kMaxNodes = 64;  // a region is a few ops; a big one is realized, as before
   std::vector<std::pair<const LazyBuffer*, ShapeTracker>> todo{{b, st}};
   int reduces = 0, nodes = 0;
@@ -76,29 +81,30 @@ bool reads_back_region(LazyBuffer* b, const ShapeTracker& st, const LBSet& reali
     todo.pop_back();
     if (lb->is_view()) { s = lb->st + s; lb = lb->base(); }
     if (lb->realized() || lb->op == Ops::CONST || (lb != b && realizes.count(const_cast<LazyBuffer*>(lb)))) continue;
-    if (++nodes > kMaxNodes) return false;
+    if (++nodes > kMaxNodes) return "expanded, and more than 64 ops";
     if (lb->op == Ops::REDUCE_AXIS) {
-      if (!reads_back(*lb, s)) return false;
+      if (const char* why = reads_back(*lb, s)) return why;
       reduces++;
       continue;
     }
-    if (!is_alu(lb->op) && op_group(lb->op) != OpGroup::Cast) return false;
+    if (!is_alu(lb->op) && op_group(lb->op) != OpGroup::Cast) return "expanded, over a buffer op";
     for (auto& src : lb->srcs) todo.emplace_back(src.get(), s);
   }
-  return reduces > 0;
+  return reduces > 0 ? nullptr : "expanded (seed 002), and no reduce under it";
 }
 
 struct LazyGraph {
-  LBSet realizes;
+  Realizes realizes;
   std::vector<LazyBuffer*> order;  // the unrealized concrete buffers, sources before their users
 };
 
 // The realize rules that depend on one buffer alone (seed 002): loads, copies and their sources, a
 // gather's data (read by a loaded address), forced realizes.
 void buffer_rules(LazyBuffer* b, LazyGraph& g) {
-  if (b->forced_realize) g.realizes.insert(b);
-  if (b->op == Ops::EMPTY || b->op == Ops::COPY || b->op == Ops::CONTIGUOUS || b->op == Ops::ASSIGN) g.realizes.insert(b);
-  if (b->op == Ops::COPY || b->op == Ops::INDEX) g.realizes.insert(b->srcs[0]->base());
+  if (b->forced_realize) g.realizes.emplace(b, "realized by request");
+  if (b->op == Ops::EMPTY || b->op == Ops::COPY || b->op == Ops::CONTIGUOUS || b->op == Ops::ASSIGN) g.realizes.emplace(b, op_name(b->op));
+  if (b->op == Ops::COPY) g.realizes.emplace(b->srcs[0]->base(), "a copy's source");
+  if (b->op == Ops::INDEX) g.realizes.emplace(b->srcs[0]->base(), "a gather's data");
 }
 
 // Walks the unrealized graph behind `outs` (iteratively: graphs may be a million ops deep), applies the
@@ -118,7 +124,8 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
         for (auto [b, e] : *v.mask) masked *= e - b;
         simple_pad = prod(base->shape()) >= masked;
       }
-      if (!simple_pad && !reads_back_region(base, x->st, g.realizes)) g.realizes.insert(base);
+      if (!simple_pad)
+        if (const char* why = reads_back_region(base, x->st, g.realizes)) g.realizes.emplace(base, why);
     }
     if (!seen.insert(base).second) return nullptr;
     buffer_rules(base, g);
@@ -126,7 +133,7 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
   };
   std::vector<std::pair<LazyBuffer*, size_t>> stack;
   for (auto& o : outs) {
-    if (!o->base()->realized()) g.realizes.insert(o->base());
+    if (!o->base()->realized()) g.realizes.emplace(o->base(), "an output");
     if (LazyBuffer* b = enter(o)) stack.emplace_back(b, 0);
     while (!stack.empty()) {
       auto [b, i] = stack.back();
@@ -146,7 +153,7 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
     int d = 0;
     for (auto& s : b->srcs)
       if (auto it = depth.find(s->base()); it != depth.end()) d = std::max(d, it->second);
-    if (++d >= kMaxKernelDepth) g.realizes.insert(b);
+    if (++d >= kMaxKernelDepth) g.realizes.emplace(b, "a chain of 500 ops is cut");
     depth[b] = g.realizes.count(b) ? 0 : d;
   }
 }
@@ -155,10 +162,12 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
 // and build() returns nullptr.
 class AstBuilder {
  public:
-  explicit AstBuilder(const LBSet& realizes) : realizes_(realizes) {}
+  explicit AstBuilder(const Realizes& realizes) : realizes_(realizes) {}
   std::vector<LazyBuffer*> inputs;  // DEFINE_GLOBAL 1, 2, ... in first-use order
   LazyBuffer* unfusable = nullptr;
+  std::string why_unfusable;
   LBSet reduces;                    // the reduces the kernel computes
+  std::vector<std::string> fused;   // them, for DEBUG=2: "MAX (64,512)->(64,1) read back"
 
   UOpPtr build(LazyBuffer* out, const ShapeTracker& out_st) {
     root_ = out;
@@ -202,7 +211,7 @@ class AstBuilder {
     std::vector<std::pair<const LazyBuffer*, ShapeTracker>> children;
     std::vector<UOpPtr> srcs;  // the children's ASTs, as they are built
   };
-  const LBSet& realizes_;
+  const Realizes& realizes_;
   LazyBuffer* root_ = nullptr;
   LazyBuffer* reduce_ = nullptr;  // the kernel's first reduce: the others reduce the same rows
 
@@ -241,10 +250,16 @@ class AstBuilder {
         // and every reduce of the kernel reduces the same rows
         ShapeTracker s = f.st.simplify();
         bool elementwise = s.contiguous() && s.size() == prod(b->shape());
-        bool fuses = (elementwise || reads_back(*b, f.st)) && (!reduce_ || same_rows(*reduce_, *b));
-        if (!fuses) { unfusable = f.buf; return {}; }
+        const char* back = elementwise ? nullptr : reads_back(*b, f.st);
+        if (back || (reduce_ && !same_rows(*reduce_, *b))) {
+          unfusable = f.buf;
+          why_unfusable = back ? back : "its reader's kernel reduces other rows";
+          return {};
+        }
         if (!reduce_) reduce_ = f.buf;
-        reduces.insert(f.buf);
+        if (reduces.insert(f.buf).second)
+          fused.push_back(std::string(op_name(std::get<ReduceArg>(b->arg).op)) + " " + shape_str(b->srcs[0]->shape()) + "->" +
+                          shape_str(b->shape()) + (elementwise ? "" : " read back"));
         return {{b->srcs[0].get(), ShapeTracker::from_shape(b->srcs[0]->shape())}};
       }
       default: {
@@ -297,7 +312,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     items.clear();
     deps.clear();
     std::unordered_map<LazyBuffer*, int> kernels_with;  // reduce -> the kernels that compute it
-    for (LazyBuffer* out : g.realizes) {
+    for (auto& [out, why] : g.realizes) {
       if (out->realized() || out->op == Ops::CONST) continue;
       // an empty buffer is read by no kernel (they see a constant): it needs an item only as an output
       if (prod(out->shape()) == 0 && !out_bases.count(out)) continue;
@@ -329,13 +344,18 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
         UOpPtr value = b.build(out, out_st);
         if (!value) {  // a reduce that cannot fuse: realize it and cut the graph again
           TG_ASSERT(b.unfusable && !g.realizes.count(b.unfusable));
-          g.realizes.insert(b.unfusable);
+          g.realizes.emplace(b.unfusable, b.why_unfusable);
           changed = true;
           break;
         }
         UOpPtr store = UOp::make(Ops::STORE, dtypes::void_,
                                  {UOp::make(Ops::DEFINE_GLOBAL, out->dtype.pointer(), {}, int64_t{0}), view_uop(out_st), value});
         si.ast = UOp::make(Ops::SINK, dtypes::void_, {store});
+        int64_t alu = 0;
+        for (auto& u : si.ast->toposort()) alu += is_alu(u->op);
+        si.fusion = shape_str(out_shape) + " " + out->dtype.name() + ": ";
+        for (auto& r : b.fused) si.fusion += r + ", ";
+        si.fusion += std::to_string(alu) + " elementwise ops, " + std::to_string(b.inputs.size()) + " inputs; a kernel of its own: " + why;
         for (LazyBuffer* in : b.inputs) {
           si.bufs.push_back(in->buffer);
           if (!in->realized()) deps[out].push_back(in);
@@ -348,7 +368,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     if (changed) continue;
     for (auto& [r, n] : kernels_with)
       if (n > 1) {
-        g.realizes.insert(r);
+        g.realizes.emplace(r, "computed by " + std::to_string(n) + " kernels otherwise");
         changed = true;
       }
   }
@@ -386,6 +406,14 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     commits.push_back(std::move(c));
   }
   for (ScheduleItem& c : commits) schedule.push_back(std::move(c));
+  if (DEBUG >= 1) {
+    size_t kernels = 0;
+    for (const ScheduleItem& si : schedule) kernels += si.is_kernel();
+    std::printf("schedule: %zu kernels, %zu items\n", kernels, schedule.size());
+    if (DEBUG >= 2)
+      for (const ScheduleItem& si : schedule)
+        if (si.is_kernel()) std::printf("  fused %s\n", si.fusion.c_str());
+  }
   return schedule;
 }
 

@@ -22,9 +22,11 @@
 // {the ASSIGN, the target}. The two Buffers trade memory, so the target's Buffer object (what tensors,
 // optimizers and TinyJit plans hold) has the new values; the old values stay with the target LazyBuffer
 // if anything still reads it.
+// DEBUG=1 prints each schedule's kernel count; DEBUG=2 each kernel's fusion decisions (ScheduleItem::fusion).
 // Everything here is iterative: graphs may be millions of ops deep.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lazy/lazybuffer.h"
@@ -39,6 +41,7 @@ struct ScheduleItem {
   std::vector<std::shared_ptr<Buffer>> bufs;  // outputs first, then inputs in DEFINE_GLOBAL order
   size_t n_outputs = 1;
   std::vector<LBPtr> outputs;                 // the LazyBuffers this item realizes
+  std::string fusion;                         // a kernel's fusion decisions, for DEBUG=2: its reduces, ops, and why it is a kernel
   bool is_kernel() const { return ast->op == Ops::SINK; }
 };
 

@@ -1,4 +1,6 @@
-// generate(seed): a random Program over the public Tensor API (see program.h), deterministic per seed.
+// generate(seed): a random Program over the public Tensor API (see program.h), deterministic per seed:
+// random steps, and in most programs a motif or two among them: a reduce chain (as softmax, var, layernorm
+// are built) and a group of outputs over one loop nest (mean and variance, an optimizer step).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -72,18 +74,31 @@ class Gen {
 
   Program run() {
     int n_in = static_cast<int>(r_.range(1, 2));
-    for (int i = 0; i < n_in; i++) add_input(random_shape(), random_dtype());
+    for (int i = 0; i < n_in; i++) {
+      Shape s = random_shape();  // each draw its own statement: the order of a call's arguments is unspecified
+      add_input(s, random_dtype());
+    }
     int n_ops = static_cast<int>(r_.range(2, 7));
-    for (int i = 0; i < n_ops; i++) step();
-    int last = static_cast<int>(p_.nodes.size()) - 1;
-    p_.outputs.push_back(last);
+    // the motifs (a reduce chain, a multi-output group) go in among the random steps, so that later
+    // steps may read their values and they may read earlier ones
+    int chain_at = r_.chance(0.7) ? static_cast<int>(r_.range(0, n_ops)) : -1;
+    int group_at = r_.chance(0.35) ? static_cast<int>(r_.range(0, n_ops)) : -1;
+    steps_last_ = last();
+    for (int i = 0; i <= n_ops; i++) {
+      in_motif_ = true;
+      if (i == chain_at) reduce_chain();
+      if (i == group_at) multi_output();
+      in_motif_ = false;
+      if (i < n_ops) step();
+    }
+    output(steps_last_);  // the motifs output their own values
     for (double pr : {0.3, 0.1}) {
       if (!r_.chance(pr)) continue;
-      int o = static_cast<int>(r_.range(0, last));
-      if (p_.nodes[static_cast<size_t>(o)].kind != "input" && std::find(p_.outputs.begin(), p_.outputs.end(), o) == p_.outputs.end())
-        p_.outputs.push_back(o);
+      int o = static_cast<int>(r_.range(0, last()));
+      if (node(o).kind != "input") output(o);
     }
-    p_.corealize = r_.chance(0.5);
+    // outputs of one motif share a loop nest: realized together they make one schedule
+    p_.corealize = r_.chance(group_at >= 0 || p_.outputs.size() > 2 ? 0.8 : 0.5);
     return p_;
   }
 
@@ -91,8 +106,15 @@ class Gen {
   Rng r_;
   Program p_;
 
+  bool in_motif_ = false;
+  std::vector<bool> from_motif_;  // per node
+  int steps_last_ = 0;            // the newest value of the random steps (motifs aside)
+
   const Node& node(int id) const { return p_.nodes[static_cast<size_t>(id)]; }
   int last() const { return static_cast<int>(p_.nodes.size()) - 1; }
+  void output(int id) {
+    if (std::find(p_.outputs.begin(), p_.outputs.end(), id) == p_.outputs.end()) p_.outputs.push_back(id);
+  }
 
   DT random_dtype() { return kInputDTs[static_cast<size_t>(r_.weighted(kInputDTWeights))]; }
 
@@ -105,8 +127,10 @@ class Gen {
   }
 
   int push(Node n) {
-    if (n.kind != "input" && n.kind != "full") n.sched = r_.weighted({86, 7, 7});
+    // a motif's nodes are rarely forced out of the lazy graph: the fusion across them is what it tests
+    if (n.kind != "input" && n.kind != "full") n.sched = in_motif_ ? r_.weighted({94, 3, 3}) : r_.weighted({86, 7, 7});
     p_.nodes.push_back(std::move(n));
+    from_motif_.push_back(in_motif_);
     return last();
   }
 
@@ -123,11 +147,11 @@ class Gen {
   // Input values are exactly representable in their dtype (float16: multiples of 1/1024 in [-2, 2] or of
   // 1/16), so every consumer reads the same numbers; a few tensors get NaN, infinities, huge and
   // subnormal values, and integer tensors their extremes (to exercise wrap-around).
-  int add_input(Shape shape, DT d) {
+  int add_input(Shape shape, DT d, bool tame = false) {
     Node n = mk("input", {}, d, d, std::move(shape));
     int64_t cnt = numel(n.shape);
     if (is_float(d)) {
-      bool grid = r_.chance(0.5), specials = r_.chance(0.3);
+      bool grid = r_.chance(0.5), specials = !tame && r_.chance(0.3);
       double huge = d == DT::F16 ? 30000.0 : d == DT::F32 ? static_cast<double>(1e30f) : 1e300;
       double tiny = d == DT::F16 ? std::ldexp(1.0, -20) : d == DT::F32 ? std::ldexp(1.0, -140) : std::ldexp(1.0, -1060);
       const std::vector<double> special = {NAN, INFINITY, -INFINITY, 0.0, huge, -huge, tiny};
@@ -159,8 +183,17 @@ class Gen {
     return push(std::move(n));
   }
 
-  // Half of the time the newest value (chains), else any earlier one (shared subgraphs).
-  int pick() { return r_.chance(0.5) ? last() : static_cast<int>(r_.range(0, last())); }
+  // Half of the time the random steps' newest value (chains), else any earlier one (shared subgraphs).
+  // The steps read a motif's values now and then: mostly they go on as without motifs, whose float
+  // values would crowd out the other dtypes' ops.
+  int pick() { return r_.chance(0.5) ? steps_last_ : r_.pick(earlier()); }
+  std::vector<int> earlier() {
+    bool motifs = r_.chance(0.2);
+    std::vector<int> c;
+    for (int j = 0; j <= last(); j++)
+      if (motifs || !from_motif_[static_cast<size_t>(j)]) c.push_back(j);
+    return c;
+  }
 
   // A shape that broadcasts with `a`: some dims 1, fewer or more leading dims, 0-d.
   Shape variant(const Shape& a) {
@@ -181,14 +214,15 @@ class Gen {
     const Node& A = node(a);
     if (r_.chance(0.4)) {
       std::vector<int> c;
-      for (int j = 0; j <= last(); j++) {
+      for (int j : earlier()) {
         auto b = broadcast(A.shape, node(j).shape);
         if (b && numel(*b) <= kCap) c.push_back(j);
       }
       if (!c.empty()) return r_.pick(c);
     }
     bool input_dt = std::find(kInputDTs.begin(), kInputDTs.end(), A.dtype) != kInputDTs.end();
-    return add_input(variant(A.shape), r_.chance(0.6) && input_dt ? A.dtype : random_dtype());
+    Shape s = variant(A.shape);
+    return add_input(s, r_.chance(0.6) && input_dt ? A.dtype : random_dtype());
   }
 
   double random_value(DT d) {
@@ -209,9 +243,10 @@ class Gen {
                 : k == 5 ? cat_stack(pick())
                 : k == 6 ? dot(pick())
                          : full_where(pick());
-      if (ok) return;
+      if (ok) break;
+      if (attempt == 19) unary(steps_last_);
     }
-    unary(last());
+    steps_last_ = last();
   }
 
   // ---- elementwise ----------------------------------------------------------------------------------
@@ -319,35 +354,297 @@ class Gen {
     const Node& A = node(a);
     std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean"});
     int nd = static_cast<int>(A.shape.size());
-    Node n = mk(op, {a}, A.dtype, A.dtype, {});
-    n.keepdim = r_.chance(0.4);
+    bool keepdim = r_.chance(0.4);
     std::vector<bool> red(static_cast<size_t>(nd), false);
+    std::vector<int64_t> ints;
     if (nd == 0) {
       int c = r_.weighted({2, 1, 1});  // a 0-d tensor accepts axis 0 and -1 (torch's rule)
-      if (c == 1) n.ints = {0};
-      if (c == 2) n.ints = {-1};
+      if (c == 1) ints = {0};
+      if (c == 2) ints = {-1};
     } else if (r_.chance(0.25)) {
       red.assign(red.size(), true);
     } else {
       for (int i = 0; i < nd; i++)
         if (r_.chance(0.5)) red[static_cast<size_t>(i)] = true;
       if (std::find(red.begin(), red.end(), true) == red.end()) red[static_cast<size_t>(r_.range(0, nd - 1))] = true;
-      std::vector<int64_t> ax;
-      for (int i = 0; i < nd; i++)
-        if (red[static_cast<size_t>(i)]) ax.push_back(r_.chance(0.3) ? i - nd : i);
-      if (r_.chance(0.3)) std::reverse(ax.begin(), ax.end());
-      n.ints = ax;
+      ints = axes_arg(red);
     }
     for (int i = 0; i < nd; i++)  // max/min over a zero-length axis is an error (as torch): not generated
       if (red[static_cast<size_t>(i)] && (op == "max" || op == "min") && A.shape[static_cast<size_t>(i)] == 0) return false;
-    for (int i = 0; i < nd; i++) {
-      if (!red[static_cast<size_t>(i)]) n.shape.push_back(A.shape[static_cast<size_t>(i)]);
-      else if (n.keepdim) n.shape.push_back(1);
+    reduce_over(op, a, ints, red, keepdim);
+    return true;
+  }
+
+  // The axes argument that names the axes `red`: some counted from the end, in either order.
+  std::vector<int64_t> axes_arg(const std::vector<bool>& red) {
+    int nd = static_cast<int>(red.size());
+    std::vector<int64_t> ax;
+    for (int i = 0; i < nd; i++)
+      if (red[static_cast<size_t>(i)]) ax.push_back(r_.chance(0.3) ? i - nd : i);
+    if (r_.chance(0.3)) std::reverse(ax.begin(), ax.end());
+    return ax;
+  }
+
+  // a.op(ints, keepdim), where `red` marks the axes that ints names, with tinygrad's result dtype.
+  int reduce_over(const std::string& op, int a, std::vector<int64_t> ints, const std::vector<bool>& red, bool keepdim) {
+    const Node& A = node(a);
+    Node n = mk(op, {a}, A.dtype, A.dtype, {});
+    n.ints = std::move(ints);
+    n.keepdim = keepdim;
+    for (size_t i = 0; i < A.shape.size(); i++) {
+      if (!red[i]) n.shape.push_back(A.shape[i]);
+      else if (keepdim) n.shape.push_back(1);
     }
     if (op == "sum") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }
     if (op == "mean") { n.cdtype = sum_acc(A.dtype); n.dtype = is_float(A.dtype) ? A.dtype : DT::F32; }
-    push(std::move(n));
-    return true;
+    return push(std::move(n));
+  }
+
+  // ---- motifs: reduce chains and multi-output groups ------------------------------------------------
+  // What the scheduler's reduce-then-broadcast fusion meets: a reduce whose result is broadcast back
+  // over its own input, chained, and several outputs over one loop nest.
+
+  // rank 1 to 4, some dims 1, at least one not
+  Shape motif_shape() {
+    int rank = 1 + r_.weighted({20, 35, 30, 15});
+    Shape s;
+    for (int i = 0; i < rank; i++) s.push_back(r_.chance(0.25) ? 1 : r_.range(2, 6));
+    if (numel(s) == 1) s[static_cast<size_t>(r_.range(0, rank - 1))] = r_.range(2, 6);
+    while (numel(s) > kCap) *std::max_element(s.begin(), s.end()) -= 1;
+    return s;
+  }
+
+  // What a motif starts from: mostly a fresh float input without NaN and infinities (so that the motif's
+  // values mean something), else an earlier value of a few elements and no zero-size dims (max over one
+  // is an error), cast to float32 if it is not float.
+  int motif_source() {
+    std::vector<int> c;
+    for (int j = 0; j <= last(); j++)
+      if (numel(node(j).shape) >= 4) c.push_back(j);
+    if (!c.empty() && r_.chance(0.4)) {
+      int a = r_.pick(c);
+      if (is_float(node(a).dtype)) return a;
+      cast(a, DT::F32);
+      return last();
+    }
+    Shape s = motif_shape();
+    DT d = r_.pick(std::vector<DT>{DT::F32, DT::F32, DT::F32, DT::F32, DT::F16, DT::F64});
+    return add_input(s, d, r_.chance(0.85));
+  }
+
+  // Axes of shape s to reduce: the last, the first, a middle one, several, or all; mostly including a dim
+  // > 1, so that broadcasting the result back is a broadcast.
+  std::vector<bool> random_mask(const Shape& s) {
+    int nd = static_cast<int>(s.size());
+    for (int attempt = 0;; attempt++) {
+      std::vector<bool> m(static_cast<size_t>(nd), false);
+      int c = r_.weighted({30, 15, 15, 25, 15});
+      if (c == 0) m.back() = true;
+      else if (c == 1) m.front() = true;
+      else if (c == 2) m[static_cast<size_t>(nd > 2 ? r_.range(1, nd - 2) : r_.range(0, nd - 1))] = true;
+      else if (c == 3) {
+        for (size_t i = 0; i < m.size(); i++) m[i] = r_.chance(0.5);
+        if (std::find(m.begin(), m.end(), true) == m.end()) m[static_cast<size_t>(r_.range(0, nd - 1))] = true;
+      } else {
+        m.assign(m.size(), true);
+      }
+      bool wide = false;
+      for (size_t i = 0; i < m.size(); i++) wide = wide || (m[i] && s[i] > 1);
+      if (wide || attempt == 4 || r_.chance(0.1)) return m;
+    }
+  }
+
+  // a.op over the axes `red`; all of them are sometimes named by no axes at all
+  int reduce_mask(const std::string& op, int a, const std::vector<bool>& red, bool keepdim) {
+    bool all = std::find(red.begin(), red.end(), false) == red.end();
+    return reduce_over(op, a, all && r_.chance(0.5) ? std::vector<int64_t>{} : axes_arg(red), red, keepdim);
+  }
+
+  // r, a reduce over the axes `red` of a value of shape s, made to broadcast against s again: keepdim's
+  // 1s as they are, or the reduced shape reshaped / unsqueezed back; then sometimes an explicit expand.
+  int back(int r, const std::vector<bool>& red, const Shape& s) {
+    Shape kd = s;
+    int64_t nred = 0, ax = 0;
+    for (size_t i = 0; i < s.size(); i++)
+      if (red[i]) { kd[i] = 1; nred++; ax = static_cast<int64_t>(i); }
+    DT d = node(r).dtype;
+    if (node(r).shape != kd) {
+      bool unsq = nred == 1 && r_.chance(0.5);
+      Node n = mk(unsq ? "unsqueeze" : "reshape", {r}, d, d, kd);
+      n.ints = unsq ? std::vector<int64_t>{r_.chance(0.5) ? ax : ax - static_cast<int64_t>(s.size())} : kd;
+      r = push(std::move(n));
+    }
+    if (kd != s && r_.chance(0.3)) {
+      Node n = mk("expand", {r}, d, d, s);
+      n.ints = s;
+      for (size_t i = 0; i < s.size(); i++)
+        if (!red[i] && r_.chance(0.3)) n.ints[i] = -1;
+      r = push(std::move(n));
+    }
+    return r;
+  }
+
+  // Elementwise ops on float values (all a motif computes in): the operands' promoted dtype.
+  int ew(const std::string& op, int a, int b) {
+    DT p = lub(node(a).dtype, node(b).dtype);
+    return push(mk(op, {a, b}, p, p, *broadcast(node(a).shape, node(b).shape)));
+  }
+  int un(const std::string& op, int a) { return push(mk(op, {a}, node(a).dtype, node(a).dtype, node(a).shape)); }
+  int sc(const std::string& op, int a, double v) {
+    Node n = mk("scalar", {a}, node(a).dtype, node(a).dtype, node(a).shape);
+    n.sub = op;
+    n.value = v;
+    return push(std::move(n));
+  }
+  int permuted(int a, const std::vector<int64_t>& order, const Shape& s) {
+    Node n = mk("permute", {a}, node(a).dtype, node(a).dtype, s);
+    n.ints = order;
+    return push(std::move(n));
+  }
+  double eps() { return r_.pick(std::vector<double>{1e-5, 1e-3, 0.1}); }
+
+  // A reduce chain the way softmax, log_softmax, logsumexp, var and layernorm are built, its steps drawn
+  // at random: r = x.op(axes); y = f(x, r broadcast back); mostly a second reduce of y, over the same axes
+  // or others, its result maybe transformed and broadcast back into y or x; sometimes a third reduce.
+  // Only values > 0 free of cancellation (`pos`) are divided by, logged or square-rooted, and a reduce of
+  // squares after adding an eps: so the chain's values stay finite and well conditioned.
+  void reduce_chain() {
+    int x = motif_source();
+    Shape s = node(x).shape;
+    bool xpos = r_.chance(0.2);
+    if (xpos) x = un(r_.chance(0.5) ? "exp" : "sigmoid", x);
+    std::vector<bool> ra = random_mask(s);
+    std::string op1 = r_.pick(std::vector<std::string>{"max", "max", "sum", "mean", "min"});
+    int r1 = reduce_mask(op1, x, ra, r_.chance(0.6));
+    int y;
+    bool ypos = false, ysq = false;
+    int c = r_.weighted({60, xpos ? 25.0 : 0.0, 15});
+    if (c == 0) {  // centred (x - max, x - mean), then exp, square or abs
+      int rx = back(r1, ra, s);
+      y = r_.chance(0.8) ? ew("sub", x, rx) : ew("sub", rx, x);
+      int u = r_.weighted({op1 == "max" || op1 == "min" ? 40.0 : 10.0, 30, 10, 20});
+      if (u == 0) { y = un("exp", y); ypos = true; }
+      if (u == 1 || u == 2) { y = un(u == 1 ? "square" : "abs", y); ysq = true; }
+    } else if (c == 1) {  // normalized: x / x.sum()
+      y = ew("div", x, back(r1, ra, s));
+      ypos = true;
+    } else {
+      std::string f = r_.chance(0.5) ? "mul" : "add";
+      y = ew(f, x, back(r1, ra, s));
+      ypos = xpos;
+    }
+    if (r_.chance(0.15)) output(r1);
+    if (s.size() >= 2 && r_.chance(0.15)) {  // the rest over a permuted view of x and y
+      std::vector<int64_t> order(s.size());
+      for (size_t i = 0; i < s.size(); i++) order[i] = static_cast<int64_t>(i);
+      for (size_t i = s.size() - 1; i > 0; i--) std::swap(order[i], order[static_cast<size_t>(r_.range(0, static_cast<int64_t>(i)))]);
+      Shape ps;
+      std::vector<bool> pa;
+      for (int64_t o : order) {
+        ps.push_back(s[static_cast<size_t>(o)]);
+        pa.push_back(ra[static_cast<size_t>(o)]);
+      }
+      x = permuted(x, order, ps);
+      y = permuted(y, order, ps);
+      s = ps;
+      ra = pa;
+    }
+    if (!r_.chance(0.85)) return output(y);
+    if (r_.chance(0.15)) output(y);
+    std::vector<bool> rb = r_.chance(0.65) ? ra : random_mask(s);
+    std::string op2 = r_.pick(ypos ? std::vector<std::string>{"sum", "sum", "mean", "max", "min"}
+                                   : std::vector<std::string>{"sum", "mean", "mean", "max", "min"});
+    int t = reduce_mask(op2, y, rb, r_.chance(0.6));
+    bool tpos = ypos;
+    if (ysq && r_.chance(0.7)) {  // std, 1 / std
+      t = un("sqrt", sc("add", t, eps()));
+      if (r_.chance(0.3)) t = un("reciprocal", t);
+      tpos = true;
+    } else if (ypos && r_.chance(0.6)) {  // log (logsumexp), sqrt, 1 / x
+      std::string f = r_.pick(std::vector<std::string>{"log", "log", "sqrt", "reciprocal"});
+      t = un(f, t);
+      tpos = f != "log";
+    }
+    if (node(t).shape == node(r1).shape && r_.chance(0.4)) {  // both reduces in one value: x.max() + log(sum)
+      t = ew(r_.pick(std::vector<std::string>{"add", "add", "mul", "sub"}), t, r1);
+      tpos = false;
+    }
+    if (!r_.chance(0.65)) return output(t);
+    if (r_.chance(0.2)) output(t);
+    int w = r_.chance(0.7) ? y : x, tb = back(t, rb, s);
+    std::string g = r_.pick(tpos ? std::vector<std::string>{"div", "div", "mul", "sub"}
+                                 : std::vector<std::string>{"sub", "sub", "mul", "add"});
+    int z = g != "div" && r_.chance(0.2) ? ew(g, tb, w) : ew(g, w, tb);
+    if (!r_.chance(0.25)) return output(z);
+    if (r_.chance(0.3)) output(z);
+    std::string op3 = r_.pick(std::vector<std::string>{"sum", "max", "mean", "min"});
+    std::vector<bool> rc = random_mask(s);
+    output(reduce_mask(op3, z, rc, r_.chance(0.5)));
+  }
+
+  // Several outputs over one loop nest (realized together, mostly): reduces of one value over the same
+  // axes (mean and variance, sum and max...), or an optimizer's update of several buffers.
+  void multi_output() {
+    int c = r_.weighted({35, 30, 35});
+    if (c == 2) return optimizer_step();
+    int x = motif_source();
+    const Shape s = node(x).shape;
+    std::vector<bool> ra = random_mask(s);
+    bool kd = r_.chance(0.5);
+    if (c == 0) {  // mean and variance (or std), maybe the normalized x too
+      int m = reduce_mask("mean", x, ra, true);
+      int d = ew("sub", x, back(m, ra, s));
+      int sq = r_.chance(0.5) ? un("square", d) : ew("mul", d, d);
+      int64_t cnt = 1;
+      for (size_t i = 0; i < s.size(); i++)
+        if (ra[i]) cnt *= s[i];
+      int v = cnt < 2 || r_.chance(0.6) ? reduce_mask("mean", sq, ra, kd)
+                                        : sc("div", reduce_mask("sum", sq, ra, kd), static_cast<double>(cnt - 1));  // unbiased
+      output(kd ? m : reduce_mask("mean", x, ra, false));
+      output(r_.chance(0.3) ? un("sqrt", v) : v);
+      if (r_.chance(0.4)) output(ew("div", d, back(un("sqrt", sc("add", v, eps())), ra, s)));  // layernorm
+    } else {  // 2-3 reduces of x or of one function of it
+      int fx = un(r_.pick(std::vector<std::string>{"square", "abs", "exp"}), x);
+      for (int i = static_cast<int>(r_.range(2, 3)); i > 0; i--) {
+        std::string op = r_.pick(std::vector<std::string>{"sum", "max", "min", "mean"});
+        output(reduce_mask(op, r_.chance(0.6) ? x : fx, ra, kd));
+      }
+    }
+  }
+
+  // New values of same-shape buffers from one gradient, all outputs: Adam (with L2 or decoupled weight
+  // decay) or SGD with momentum (maybe Nesterov's).
+  void optimizer_step() {
+    int g = motif_source();
+    const Shape s = node(g).shape;
+    DT d = node(g).dtype;
+    int p = add_input(s, d, true), m = add_input(s, d, true);
+    double lr = r_.pick(std::vector<double>{1e-3, 0.01, 0.1});
+    int wd = static_cast<int>(r_.weighted({60, 20, 20}));  // none, L2 in the gradient, decoupled
+    if (wd == 1) g = ew("add", g, sc("mul", p, 0.01));
+    if (r_.chance(0.6)) {  // m' = b1 m + (1 - b1) g, v' = b2 v + (1 - b2) g^2, p' = p - lr m' / (sqrt(v') + eps)
+      int v = add_input(s, d, true);
+      for (double& e : p_.nodes[static_cast<size_t>(v)].fdata) e = std::fabs(e);  // a second moment is >= 0
+      bool k = r_.chance(0.5);
+      int bm = sc("mul", m, k ? 0.9 : 0.8), bg = sc("mul", g, k ? 0.1 : 0.2);
+      int m1 = ew("add", bm, bg);
+      int g2 = r_.chance(0.5) ? un("square", g) : ew("mul", g, g);
+      int bv = sc("mul", v, k ? 0.999 : 0.99), bg2 = sc("mul", g2, k ? 1e-3 : 1e-2);
+      int v1 = ew("add", bv, bg2);
+      int den = un("sqrt", v1);
+      int upd = ew("div", m1, sc("add", den, r_.pick(std::vector<double>{1e-8, 1e-6, 1e-3})));
+      int pd = wd == 2 ? sc("mul", p, 0.999) : p;
+      output(ew("sub", pd, sc("mul", upd, lr)));
+      output(m1);
+      output(v1);
+    } else {  // b' = mu b + g, p' = p - lr b' (Nesterov: p - lr (g + mu b'))
+      double mu = r_.pick(std::vector<double>{0.9, 0.5});
+      int b1 = ew("add", sc("mul", m, mu), g);
+      int step = r_.chance(0.3) ? ew("add", g, sc("mul", b1, mu)) : b1;
+      int pd = wd == 2 ? sc("mul", p, 0.999) : p;
+      output(ew("sub", pd, sc("mul", step, lr)));
+      output(b1);
+    }
   }
 
   // ---- movement -------------------------------------------------------------------------------------

@@ -132,8 +132,11 @@ def true_div(run, x, y, d):
   H = wide(d)
   ref = np.asarray(x.astype(H) / y.astype(H))
   r = ref.astype(DT[d])
-  if run.alt: r = np.asarray(x * np.asarray(np.reciprocal(y.astype(H))).astype(DT[d])).astype(DT[d])
-  return run.rel(r, d, K_ARITH, inexact(r, ref))
+  inv = np.asarray(np.reciprocal(y.astype(H)))
+  if run.alt: r = np.asarray(x * inv.astype(DT[d])).astype(DT[d])
+  # x * (1/y) may be off where x / y is exact (x / x is 1 - 2^-24 for some x): unless 1/y is exact, an
+  # exact quotient moves too
+  return run.rel(r, d, K_ARITH, inexact(r, ref) | inexact(inv.astype(DT[d]), inv))
 
 
 def idiv(x, y, d):
@@ -276,7 +279,7 @@ def reduce(run, n, x):
   r = ref.astype(DT[fd]).astype(DT[d])
   if run.alt:  # tinygrad.cpp: the sum in the result's dtype times 1/n
     r = np.asarray(f.astype(DT[d]) * np.asarray(1 / cnt).astype(DT[d])).astype(DT[d])
-  return run.rel(r, d, K_ARITH, inexact(r, ref))
+  return run.rel(r, d, K_ARITH, inexact(r, ref) | ((cnt & (cnt - 1)) != 0))  # 1/n is exact for n = 2^k only
 
 
 def dot(run, n, a, w):

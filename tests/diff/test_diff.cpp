@@ -4,6 +4,7 @@
 // repro run `fuzz_graphs --seed S --count 1`, or set DIFF_SHRINK=1 here.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -106,7 +107,7 @@ TEST(DiffHarness, CatchesAWrongElement) {
         else if (!tgdiff::is_float(d)) v = v.get<int64_t>() + 1;
         else {
           double rel = d == tgdiff::DT::F16 ? 1e-2 : d == tgdiff::DT::F32 ? 1e-5 : 1e-12;
-          v = v.get<double>() == 0 ? 1e-30 : v.get<double>() * (1 + rel);
+          v = v.get<double>() == 0 ? rel : v.get<double>() * (1 + rel);  // past the margin (float16's: 2^-24)
         }
         EXPECT_EQ(tgdiff::compare(p, ref, bad).kind, tgdiff::Verdict::Mismatch) << "seed " << seed << ", output " << j << ", element " << k;
         mutated++;
@@ -115,6 +116,53 @@ TEST(DiffHarness, CatchesAWrongElement) {
     }
   }
   EXPECT_GE(mutated, 20);
+}
+
+// The generator keeps meeting what the scheduler's reduce fusion must get right, over the suite's seeds
+// (0..499, CMakeLists.txt): a reduce broadcast back against a value its input comes from or goes to
+// (x - x.max()), such a value reduced again (softmax's sum, var's mean), several outputs realized together.
+TEST(Generator, CoversReduceChainsAndMultiOutput) {
+  int bcast = 0, chain = 0, multi = 0;
+  for (uint64_t seed = 0; seed < 500; seed++) {
+    tgdiff::Program p = tgdiff::generate(seed);
+    size_t n = p.nodes.size();
+    auto is_reduce = [&](size_t i) {
+      const std::string& k = p.nodes[i].kind;
+      return k == "sum" || k == "max" || k == "min" || k == "mean";
+    };
+    std::vector<std::vector<bool>> feeds(n, std::vector<bool>(n, false));  // feeds[i][j]: j is i or feeds it
+    for (size_t i = 0; i < n; i++) {
+      feeds[i][i] = true;
+      for (int a : p.nodes[i].args)
+        for (size_t j = 0; j < n; j++)
+          if (feeds[static_cast<size_t>(a)][j]) feeds[i][j] = true;
+    }
+    std::vector<bool> back(n, false);  // an elementwise op of a reduce's result, broadcast back, and x
+    for (size_t i = 0; i < n; i++) {
+      const tgdiff::Node& b = p.nodes[i];
+      if (b.args.size() != 2 || b.kind == "dot" || b.kind == "cat" || b.kind == "stack") continue;
+      for (size_t r = 0; r < n; r++) {
+        if (!is_reduce(r) || tgdiff::numel(p.nodes[r].shape) >= tgdiff::numel(b.shape)) continue;
+        size_t in = static_cast<size_t>(p.nodes[r].args[0]);
+        for (size_t k = 0; k < 2; k++) {
+          size_t w = static_cast<size_t>(b.args[k]), u = static_cast<size_t>(b.args[1 - k]);
+          if (feeds[w][r] && (feeds[u][in] || feeds[in][u])) back[i] = true;
+        }
+      }
+    }
+    bool has_back = false, has_chain = false;
+    for (size_t i = 0; i < n; i++) {
+      has_back = has_back || back[i];
+      for (size_t j = 0; j < i && is_reduce(i); j++) has_chain = has_chain || (back[j] && feeds[i][j]);
+    }
+    bcast += has_back;
+    chain += has_chain;
+    multi += p.outputs.size() >= 2 && p.corealize;
+  }
+  std::printf("of 500 programs: %d broadcast a reduce back, %d reduce that again, %d corealize several outputs\n", bcast, chain, multi);
+  EXPECT_GE(bcast, 300);
+  EXPECT_GE(chain, 250);
+  EXPECT_GE(multi, 250);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, Diff, ::testing::Range(g_first, g_first + g_count),
