@@ -36,11 +36,15 @@ std::string Opt::str() const { return std::string(optops_name(op)) + "(" + std::
 
 
 Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&ren) {
-  TG_ASSERT(ast_->op == Ops::SINK && ast_->src.size() == 1 && ast_->src[0]->op == Ops::STORE);
-  views_.push_back(ast_->src[0]->src[1]);
+  // several STOREs (a multi-output kernel) store over the same loop nest: the first one's view is views_[0]
+  TG_ASSERT(ast_->op == Ops::SINK && !ast_->src.empty());
+  for (auto& st : ast_->src) {
+    TG_ASSERT(st->op == Ops::STORE && st_of(st->src[1]).shape() == st_of(ast_->src[0]->src[1]).shape(), "a kernel's STOREs store over different shapes");
+    if (std::find(views_.begin(), views_.end(), st->src[1]) == views_.end()) views_.push_back(st->src[1]);
+  }
   std::vector<ReduceArg> reduces;
   for (auto& u : ast_->toposort()) {
-    if (u->op == Ops::VIEW && u != views_[0]) views_.push_back(u);
+    if (u->op == Ops::VIEW && std::find(views_.begin(), views_.end(), u) == views_.end()) views_.push_back(u);
     if (u->op == Ops::REDUCE_AXIS) reduces.push_back(std::get<ReduceArg>(u->arg));
   }
   view_dtypes_.assign(views_.size(), dtypes::void_);
@@ -325,6 +329,7 @@ void Kernel::apply_opt(const Opt& opt) {
       // the partial sums go through the output: its stored value must be the sum itself, and no load
       // may read the output buffer
       const UOpPtr& store = ast_->src[0];
+      if (ast_->src.size() > 1) fail("a kernel with several outputs cannot keep partial sums in its output");
       int nreduce = 0;
       for (auto& u : ast_->toposort()) {
         nreduce += u->op == Ops::REDUCE_AXIS;

@@ -76,7 +76,7 @@ class Kernel {
  private:
   UOpPtr ast_;
   const Renderer* ren_;  // a pointer, so that Kernels are values (BEAM keeps and copies them)
-  std::vector<UOpPtr> views_;               // the AST's VIEW nodes; views_[0] belongs to the STORE
+  std::vector<UOpPtr> views_;               // the AST's VIEW nodes; views_[0] belongs to the (first) STORE
   std::vector<DType> view_dtypes_;          // the element type of the buffer behind each view (void: a CONST)
   std::vector<bool> loaded_;                // a LOAD reads through the view
   std::vector<ShapeTracker> sts_;           // views_ in kernel dims

@@ -158,6 +158,7 @@ std::shared_ptr<CompiledRunner> compile_kernel(const Kernel& k, const std::strin
   runner->display_name = name;
   runner->device = device;
   runner->is_kernel = true;
+  runner->n_outputs = k.ast()->src.size();
   runner->op_estimate = k.estimate_ops();
   runner->mem_estimate = k.estimate_mem();
   runner->program->set_work_hint(runner->op_estimate);

@@ -29,6 +29,7 @@ struct Runner {
   std::string display_name, device;
   int64_t op_estimate = 0, mem_estimate = 0;
   bool is_kernel = false;  // counted in GlobalCounters::kernel_count
+  size_t n_outputs = 1;    // a kernel or a copy writes bufs[0, n_outputs) (a multi-output kernel: several)
 };
 
 struct CompiledRunner final : Runner {

@@ -8,6 +8,7 @@
 
 #include "tg/error.h"
 #include "tg/helpers.h"
+#include "uop/rewrite.h"
 
 namespace tg {
 
@@ -70,7 +71,7 @@ const char* reads_back(const LazyBuffer& r, const ShapeTracker& st) {
 
 // Whether a view `st` of `b` reads back the reduces under b: b is a reduce, or elementwise ops over
 // reduces (a mean's scaling, layernorm's rsqrt(var + eps)), and every reduce there is read back over
-// its rows. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
+// its rows; or b is one element computed elementwise from loads. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
 // in the row, so the kernel computes it once per row too. nullptr when it does, else why not.
 const char* reads_back_region(LazyBuffer* b, const ShapeTracker& st, const Realizes& realizes) {
   constexpr int kMaxNodes = 64;  // a region is a few ops; a big one is realized, as before
@@ -90,7 +91,10 @@ const char* reads_back_region(LazyBuffer* b, const ShapeTracker& st, const Reali
     if (!is_alu(lb->op) && op_group(lb->op) != OpGroup::Cast) return "expanded, over a buffer op";
     for (auto& src : lb->srcs) todo.emplace_back(src.get(), s);
   }
-  return reduces > 0 ? nullptr : "expanded (seed 002), and no reduce under it";
+  // a one-element value without reduces (an optimizer's 1 - b1^t) does not vary in the loops: the kernel
+  // computes it once, outside them
+  if (reduces == 0 && (prod(b->shape()) != 1 || !FUSE)) return "expanded (seed 002), and no reduce under it";
+  return nullptr;
 }
 
 struct LazyGraph {
@@ -297,6 +301,138 @@ class AstBuilder {
   }
 };
 
+// ---- multi-output kernels ------------------------------------------------------------------------
+
+// Elementwise kernels over the same shape on one device become one kernel with several STOREs (an
+// optimizer step's parameter, moments and step counts; a value and what is computed from it). A kernel
+// joins a group when it reads the group's outputs only at its own index (it then uses their values,
+// not loads), when nothing between them would make a cycle, and while the group stays small.
+constexpr size_t kMaxOutputs = 8;
+constexpr int64_t kMaxMergedOps = 400;
+
+struct Merger {
+  std::unordered_map<LazyBuffer*, ScheduleItem>& items;
+  std::unordered_map<LazyBuffer*, std::vector<LazyBuffer*>>& deps;
+  std::unordered_map<LazyBuffer*, size_t> group_of;
+  std::vector<std::vector<LazyBuffer*>> groups;  // members, dependencies first
+  std::vector<int64_t> group_ops;
+
+  static int64_t alu_ops(const ScheduleItem& si) {
+    int64_t n = 0;
+    for (auto& u : si.ast->toposort()) n += is_alu(u->op);
+    return n;
+  }
+  static bool elementwise(const ScheduleItem& si) {
+    if (!si.is_kernel() || si.n_outputs != 1) return false;
+    for (auto& u : si.ast->toposort())
+      if (u->op == Ops::REDUCE_AXIS) return false;
+    return true;
+  }
+  static Shape shape_of(const ScheduleItem& si) { return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(si.ast->src[0]->src[1]->arg)).shape(); }
+
+  // x reads the output buffer `b` of a member only at x's own index (no gather, no other view)
+  static bool reads_at_own_index(const ScheduleItem& x, const Buffer* b) {
+    UOpPtr own = x.ast->src[0]->src[1];
+    for (auto& u : x.ast->toposort())
+      if (u->op == Ops::LOAD && x.bufs[static_cast<size_t>(std::get<int64_t>(u->src[0]->arg))].get() == b && (u->src.size() != 2 || u->src[1] != own))
+        return false;
+    return true;
+  }
+  // whether group `target` is reachable from x's dependencies outside it (x joining it would make a
+  // cycle); a search past its budget answers yes
+  bool reaches(LazyBuffer* x, size_t target) {
+    std::vector<size_t> todo;
+    std::unordered_set<size_t> seen;
+    for (LazyBuffer* d : deps[x])
+      if (group_of.count(d) && group_of[d] != target) todo.push_back(group_of[d]);
+    while (!todo.empty()) {
+      size_t gi = todo.back();
+      todo.pop_back();
+      if (!seen.insert(gi).second) continue;
+      if (seen.size() > 4096) return true;
+      for (LazyBuffer* m : groups[gi])
+        for (LazyBuffer* d : deps[m]) {
+          if (!group_of.count(d)) continue;
+          if (group_of[d] == target) return true;
+          todo.push_back(group_of[d]);
+        }
+    }
+    return false;
+  }
+
+  void run(const std::vector<LazyBuffer*>& order) {
+    std::map<std::pair<std::string, Shape>, std::vector<size_t>> by_shape;  // open groups per (device, shape)
+    for (LazyBuffer* b : order) {
+      auto it = items.find(b);
+      if (it == items.end()) continue;
+      const ScheduleItem& x = it->second;
+      int64_t ops = alu_ops(x);
+      if (elementwise(x)) {
+        std::vector<size_t>& open = by_shape[{b->device, shape_of(x)}];
+        for (size_t gi : open) {
+          if (groups[gi].size() >= kMaxOutputs || group_ops[gi] + ops > kMaxMergedOps) continue;
+          bool ok = true;
+          for (LazyBuffer* m : groups[gi]) ok = ok && reads_at_own_index(x, items.at(m).bufs[0].get());
+          if (!ok || reaches(b, gi)) continue;
+          groups[gi].push_back(b);
+          group_of[b] = gi;
+          group_ops[gi] += ops;
+          break;
+        }
+        if (group_of.count(b)) continue;
+        open.push_back(groups.size());
+      }
+      group_of[b] = groups.size();
+      groups.push_back({b});
+      group_ops.push_back(ops);
+    }
+  }
+
+  // the group's item: STOREs in member order; a member's output read by a later one is its value. The
+  // buffers are numbered from kTemp first, so that no replacement contains a node it replaces.
+  ScheduleItem merged(const std::vector<LazyBuffer*>& members) {
+    constexpr int64_t kTemp = int64_t{1} << 40;
+    if (members.size() == 1) return std::move(items.at(members[0]));
+    ScheduleItem out;
+    for (LazyBuffer* m : members) {
+      out.outputs.push_back(items.at(m).outputs[0]);
+      out.bufs.push_back(items.at(m).bufs[0]);
+    }
+    out.n_outputs = members.size();
+    std::unordered_map<const Buffer*, int64_t> index;
+    for (size_t j = 0; j < out.bufs.size(); j++) index[out.bufs[j].get()] = static_cast<int64_t>(j);
+    std::unordered_map<const Buffer*, UOpPtr> value;
+    std::vector<UOpPtr> stores;
+    for (LazyBuffer* m : members) {
+      const ScheduleItem& si = items.at(m);
+      std::unordered_map<const UOp*, UOpPtr> remap;
+      for (auto& u : si.ast->toposort()) {
+        if (u->op != Ops::DEFINE_GLOBAL && u->op != Ops::LOAD) continue;
+        const std::shared_ptr<Buffer>& b = si.bufs[static_cast<size_t>(std::get<int64_t>((u->op == Ops::LOAD ? u->src[0] : u)->arg))];
+        if (u->op == Ops::LOAD) {
+          if (auto v = value.find(b.get()); v != value.end()) remap[u.get()] = v->second;
+          continue;
+        }
+        if (!index.count(b.get())) {
+          index[b.get()] = static_cast<int64_t>(out.bufs.size());
+          out.bufs.push_back(b);
+        }
+        remap[u.get()] = UOp::make(Ops::DEFINE_GLOBAL, u->dtype, {}, kTemp + index[b.get()]);
+      }
+      UOpPtr store = substitute(si.ast->src[0], remap);
+      value[si.bufs[0].get()] = store->src[2];
+      stores.push_back(store);
+      out.fusion += (out.fusion.empty() ? "" : " + ") + si.fusion;
+    }
+    UOpPtr sink = UOp::make(Ops::SINK, dtypes::void_, std::move(stores));
+    std::unordered_map<const UOp*, UOpPtr> renumber;
+    for (auto& u : sink->toposort())
+      if (u->op == Ops::DEFINE_GLOBAL) renumber[u.get()] = UOp::make(Ops::DEFINE_GLOBAL, u->dtype, {}, std::get<int64_t>(u->arg) - kTemp);
+    out.ast = substitute(sink, renumber);
+    return out;
+  }
+};
+
 }  // namespace
 
 std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
@@ -372,39 +508,61 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
         changed = true;
       }
   }
+  // multi-output kernels: each group of items becomes one, named by its first member
+  Merger merger{items, deps, {}, {}, {}};
+  if (FUSE) merger.run(g.order);
+  std::unordered_map<LazyBuffer*, LazyBuffer*> leader;
+  std::unordered_map<LazyBuffer*, ScheduleItem> grouped;
+  std::unordered_map<LazyBuffer*, std::vector<LazyBuffer*>> group_deps;
+  for (auto& [b, si] : items) leader[b] = b;
+  for (auto& members : merger.groups)
+    for (LazyBuffer* m : members) leader[m] = members[0];
+  for (auto& members : merger.groups) {
+    for (LazyBuffer* m : members)
+      for (LazyBuffer* d : deps[m])
+        if (leader.count(d) && leader[d] != members[0]) group_deps[members[0]].push_back(leader[d]);
+    grouped.emplace(members[0], merger.merged(members));
+  }
+  for (auto& [b, si] : items)  // items the merger never saw (not in g.order)
+    if (!merger.group_of.count(b)) {
+      for (LazyBuffer* d : deps[b])
+        if (leader.count(d)) group_deps[b].push_back(leader[d]);
+      grouped.emplace(b, std::move(si));
+    }
   // dependencies first: post-order from the outputs, in the order they were given
   std::vector<ScheduleItem> schedule;
   LBSet done;
   std::vector<std::pair<LazyBuffer*, size_t>> stack;
   for (auto& o : outs) {
-    if (items.count(o->base()) && done.insert(o->base()).second) stack.emplace_back(o->base(), 0);
+    LazyBuffer* ob = leader.count(o->base()) ? leader[o->base()] : nullptr;
+    if (ob && done.insert(ob).second) stack.emplace_back(ob, 0);
     while (!stack.empty()) {
       auto [b, i] = stack.back();
-      const std::vector<LazyBuffer*>& d = deps[b];
+      const std::vector<LazyBuffer*>& d = group_deps[b];
       if (i == d.size()) {
-        schedule.push_back(std::move(items.at(b)));
+        schedule.push_back(std::move(grouped.at(b)));
         stack.pop_back();
         continue;
       }
       stack.back().second++;
-      if (items.count(d[i]) && done.insert(d[i]).second) stack.emplace_back(d[i], 0);
+      if (done.insert(d[i]).second) stack.emplace_back(d[i], 0);
     }
   }
-  for (auto& [b, si] : items) TG_ASSERT(done.count(b), "scheduled item not reachable from outputs");
+  for (auto& [b, si] : grouped) TG_ASSERT(done.count(b), "scheduled item not reachable from outputs");
   // Each ASSIGN's commit, once everything has read what it needs: the target's Buffer takes the new values.
   // A target that is itself assigned earlier in this schedule commits first, into the same Buffer.
   std::vector<ScheduleItem> commits;
-  for (const ScheduleItem& si : schedule) {
-    const LBPtr& a = si.outputs[0];
-    if (a->op != Ops::ASSIGN) continue;
-    LazyBuffer* target = a->srcs[1]->base();
-    while (!target->realized() && target->op == Ops::ASSIGN) target = target->srcs[1]->base();
-    ScheduleItem c;
-    c.ast = UOp::make(Ops::ASSIGN, a->dtype, {}, {});
-    c.bufs = {target->buffer, a->buffer};
-    c.outputs = {a, a->srcs[1]->base_ptr()};
-    commits.push_back(std::move(c));
-  }
+  for (const ScheduleItem& si : schedule)
+    for (const LBPtr& a : si.outputs) {
+      if (a->op != Ops::ASSIGN || si.ast->op == Ops::ASSIGN) continue;
+      LazyBuffer* target = a->srcs[1]->base();
+      while (!target->realized() && target->op == Ops::ASSIGN) target = target->srcs[1]->base();
+      ScheduleItem c;
+      c.ast = UOp::make(Ops::ASSIGN, a->dtype, {}, {});
+      c.bufs = {target->buffer, a->buffer};
+      c.outputs = {a, a->srcs[1]->base_ptr()};
+      commits.push_back(std::move(c));
+    }
   for (ScheduleItem& c : commits) schedule.push_back(std::move(c));
   if (DEBUG >= 1) {
     size_t kernels = 0;

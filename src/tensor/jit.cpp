@@ -243,7 +243,7 @@ void TinyJit::State::plan_memory(const std::unordered_set<const Buffer*>& owned)
   std::unordered_map<const Buffer*, bool> written_first;
   for (size_t i = 0; i < items.size(); i++) {
     const ExecItem& e = items[i];
-    size_t n_out = e.prg->is_kernel || dynamic_cast<BufferCopy*>(e.prg.get()) ? 1 : 0;  // a kernel's and a copy's output is bufs[0]
+    size_t n_out = e.prg->is_kernel || dynamic_cast<BufferCopy*>(e.prg.get()) ? e.prg->n_outputs : 0;  // written: bufs[0, n_outputs)
     for (size_t p = 0; p < e.bufs.size(); p++) {
       const Buffer* b = e.bufs[p].get();
       if (!owned.count(b)) continue;
