@@ -90,3 +90,14 @@ TEST(LargeBuffers, ArgmaxPastInt32IsInt64) {
   EXPECT_EQ(a.item<int64_t>(), kN - 1);
   EXPECT_EQ(t.argmin().item<int64_t>(), 0);
 }
+
+// arange's ramp is an ARANGE leaf computed from the kernel's index: entries past 2^31 and 2^32 are
+// exact in int64 without a buffer of that size (no kernel stores the whole ramp).
+TEST(LargeBuffers, ArangePast2e32IsComputedFromTheIndex) {
+  int64_t n = (int64_t{1} << 32) + 7;
+  Tensor r = Tensor::arange(0, static_cast<double>(n), 1, dtypes::int64);
+  EXPECT_EQ(r.shrink({{n - 3, n}}).tolist<int64_t>(), (std::vector<int64_t>{n - 3, n - 2, n - 1}));
+  EXPECT_EQ(r.shrink({{int64_t{1} << 31, (int64_t{1} << 31) + 1}}).item<int64_t>(), int64_t{1} << 31);
+  Tensor f = Tensor::arange(0, static_cast<double>(n), 2, dtypes::float64);
+  EXPECT_EQ(f.shrink({{(n - 1) / 2, (n + 1) / 2}}).item<double>(), static_cast<double>(n - 1 - ((n - 1) % 2)));
+}

@@ -82,6 +82,14 @@ UOpPtr lower_const(B b) {
   return valid->is_const(1) ? v : valid->where(v, UOp::cnst(c->dtype, 0));
 }
 
+// ARANGE: the position in the ramp is the index of its view
+UOpPtr lower_arange(B b) {
+  auto& ctx = b.ctx<LoweringCtx>();
+  auto [i, valid] = ctx.indexed(b["view"]);
+  UOpPtr v = i->cast(b["root"]->dtype);
+  return valid->is_const(1) ? v : valid->where(v, UOp::cnst(b["root"]->dtype, 0));
+}
+
 UOpPtr lower_load(B b) {
   auto& ctx = b.ctx<LoweringCtx>();
   const UOpPtr& ld = b["root"];
@@ -150,6 +158,7 @@ UOpPtr lower_reduce_axis(B b) {
 const PatternMatcher& pm_lowerer() {
   static const PatternMatcher pm = PatternMatcher({
       {UPat(Ops::CONST, {UPat::op(Ops::VIEW, "view")}), lower_const, "lower CONST"},
+      {UPat(Ops::ARANGE, {UPat::op(Ops::VIEW, "view")}), lower_arange, "lower ARANGE"},
       {UPat(Ops::LOAD, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW, "view")}), lower_load, "lower LOAD"},
       {UPat(Ops::LOAD, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW, "view"), UPat::any(), UPat::any()}), lower_load, "lower gather LOAD"},
       {UPat(Ops::STORE, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW, "view"), UPat::any("value")}), lower_store, "lower STORE"},

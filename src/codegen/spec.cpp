@@ -155,7 +155,7 @@ std::vector<SpecRule> lowered_rules(Stage stage) {
   };
 }
 
-// The kernel AST: STOREs of LOADs, CONSTs and REDUCE_AXISes over VIEWs.
+// The kernel AST: STOREs of LOADs, CONSTs, ARANGEs and REDUCE_AXISes over VIEWs.
 std::vector<SpecRule> ast_rules() {
   return {
       {UPat::op(Ops::SINK), [](B b) {
@@ -164,6 +164,7 @@ std::vector<SpecRule> ast_rules() {
        }},
       {UPat::op(Ops::VIEW), [](B b) { return require(b["root"]->src.empty(), "a VIEW with sources"); }},
       {UPat(Ops::CONST, {UPat::op(Ops::VIEW)}), [](B) { return ok(); }},
+      {UPat(Ops::ARANGE, {UPat::op(Ops::VIEW)}), [](B b) { return require(b["root"]->dtype.is_int(), "an ARANGE of another dtype than an int"); }},
       {UPat(Ops::STORE, {UPat::op(Ops::DEFINE_GLOBAL, "buf"), UPat::op(Ops::VIEW), UPat::var("v")}),
        [](B b) { return require(b["v"]->dtype == b["buf"]->dtype.base(), "an AST STORE of another dtype than its buffer's"); }},
       {UPat::op(Ops::LOAD), [](B b) {

@@ -71,17 +71,21 @@ const char* reads_back(const LazyBuffer& r, const ShapeTracker& st) {
 
 // Whether a view `st` of `b` reads back the reduces under b: b is a reduce, or elementwise ops over
 // reduces (a mean's scaling, layernorm's rsqrt(var + eps)), and every reduce there is read back over
-// its rows; or b is one element computed elementwise from loads. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
+// its rows; or b is one element, or b is computed from constants and ramps alone. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
 // in the row, so the kernel computes it once per row too. nullptr when it does, else why not.
 const char* reads_back_region(LazyBuffer* b, const ShapeTracker& st, const Realizes& realizes) {
   constexpr int kMaxNodes = 64;  // a region is a few ops; a big one is realized, as before
   std::vector<std::pair<const LazyBuffer*, ShapeTracker>> todo{{b, st}};
-  int reduces = 0, nodes = 0;
+  int reduces = 0, nodes = 0, loads = 0;
   while (!todo.empty()) {
     auto [lb, s] = std::move(todo.back());
     todo.pop_back();
     if (lb->is_view()) { s = lb->st + s; lb = lb->base(); }
-    if (lb->realized() || lb->op == Ops::CONST || (lb != b && realizes.count(const_cast<LazyBuffer*>(lb)))) continue;
+    if (lb->op == Ops::CONST || lb->op == Ops::ARANGE) continue;
+    if (lb->realized() || (lb != b && realizes.count(const_cast<LazyBuffer*>(lb)))) {
+      loads++;
+      continue;
+    }
     if (++nodes > kMaxNodes) return "expanded, and more than 64 ops";
     if (lb->op == Ops::REDUCE_AXIS) {
       if (const char* why = reads_back(*lb, s)) return why;
@@ -92,8 +96,9 @@ const char* reads_back_region(LazyBuffer* b, const ShapeTracker& st, const Reali
     for (auto& src : lb->srcs) todo.emplace_back(src.get(), s);
   }
   // a one-element value without reduces (an optimizer's 1 - b1^t) does not vary in the loops: the kernel
-  // computes it once, outside them
-  if (reduces == 0 && (prod(b->shape()) != 1 || !FUSE)) return "expanded (seed 002), and no reduce under it";
+  // computes it once, outside them; a value computed from constants and ramps alone (argmax's scores)
+  // reads no memory: each kernel recomputes it
+  if (reduces == 0 && ((prod(b->shape()) != 1 && loads > 0) || !FUSE)) return "expanded (seed 002), and no reduce under it";
   return nullptr;
 }
 
@@ -119,7 +124,8 @@ void walk(const std::vector<LBPtr>& outs, LazyGraph& g) {
   auto enter = [&](const LBPtr& x) -> LazyBuffer* {
     LazyBuffer* base = x->base();
     if (base->realized()) return nullptr;
-    if (x->is_view() && seen_views.insert(x.get()).second && prod(base->shape()) < prod(x->shape()) && base->op != Ops::CONST) {
+    if (x->is_view() && seen_views.insert(x.get()).second && prod(base->shape()) < prod(x->shape()) && base->op != Ops::CONST &&
+        base->op != Ops::ARANGE) {
       // a view bigger than its base expands it: realize the base, unless the view is a simple pad
       const View& v = x->st.views.back();
       bool simple_pad = false;
@@ -235,6 +241,7 @@ class AstBuilder {
   // The AST of a buffer the kernel does not compute: a constant, or a load of a realized buffer.
   UOpPtr leaf(const Frame& f) {
     if (f.buf->op == Ops::CONST && !f.buf->realized()) return UOp::make(Ops::CONST, f.buf->dtype, {f.view}, f.buf->arg);
+    if (f.buf->op == Ops::ARANGE && !f.buf->realized()) return UOp::make(Ops::ARANGE, f.buf->dtype, {f.view});
     // an empty buffer has no values to read: any view of it is padding (0) or has no elements itself
     if (prod(f.buf->shape()) == 0 && f.buf != root_)
       return UOp::make(Ops::CONST, f.buf->dtype, {f.view}, f.buf->dtype.is_float() ? Arg{0.0} : Arg{int64_t{0}});

@@ -31,22 +31,10 @@ Tensor Tensor::zeros_like(std::optional<DType> dt) const { return full_like(0, d
 Tensor Tensor::ones_like(std::optional<DType> dt) const { return full_like(1, dt); }
 
 namespace {
-// 0, 1, ..., n-1 with O(n) work, as int32 (int64 from 2^31 elements on). Up to 256 it is tinygrad's
-// window sum (row i of a sliding window over (0,..,0,1,..,1) holds i+1 ones, an n*n reduce); beyond that
-// the ramp is built from a coarser one: ramp(n)[256*h + l] = 256*ramp(ceil(n/256))[h] + ramp(256)[l].
+// 0, 1, ..., n-1 as int32 (int64 from 2^31 elements on): an ARANGE leaf, which the kernels that read
+// it compute from their index (no kernel of its own, and an argmax's ramp fuses into its reduce).
 Tensor ramp(int64_t n, const std::string& device) {
-  constexpr int64_t kBlock = 256;
-  if (n <= kBlock) {
-    Tensor ones = Tensor::full({n}, 1, dtypes::int32, device);
-    Tensor idx = ones.reshape({1, n}).pad({{0, 0}, {n - 1, 0}});  // (1, 2n-1)
-    Tensor window = idx.expand({n, 2 * n - 1}).reshape({n * (2 * n - 1)}).pad({{0, n}}).reshape({n, 2 * n}).shrink({{0, n}, {0, n}});
-    return window.sum({1}) - 1;
-  }
-  DType dt = n > INT32_MAX ? dtypes::int64 : dtypes::int32;
-  int64_t hi_n = (n + kBlock - 1) / kBlock;
-  Tensor hi = ramp(hi_n, device).cast(dt).reshape({hi_n, 1}) * static_cast<int>(kBlock);
-  Tensor grid = hi + ramp(kBlock, device).cast(dt).reshape({1, kBlock});
-  return grid.reshape({hi_n * kBlock}).shrink({{0, n}});
+  return Tensor(LazyBuffer::metaop(Ops::ARANGE, {n}, n > INT32_MAX ? dtypes::int64 : dtypes::int32, device));
 }
 }  // namespace
 

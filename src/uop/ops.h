@@ -11,6 +11,8 @@ namespace tg {
   X(SINK, Meta) X(EMPTY, Load) X(COPY, Load) X(CONTIGUOUS, Load) X(VIEW, Meta)                     \
   /* kernel AST */                                                                                \
   X(REDUCE_AXIS, Reduce) X(LOAD, Buffer) X(STORE, Buffer) X(CONST, Meta)                           \
+  /* a 1-D ramp 0, 1, ..., n-1 (lazy leaf and AST leaf): each kernel computes it from its index */    \
+  X(ARANGE, Meta)                                                                                  \
   /* kernel code */                                                                               \
   X(DEFINE_GLOBAL, Define) X(DEFINE_VAR, Define) X(DEFINE_ACC, Define) X(SPECIAL, Define)          \
   X(RANGE, Define) X(ENDRANGE, Meta) X(DEFINE_LOCAL, Define) X(BARRIER, Meta) X(IF, Meta)           \

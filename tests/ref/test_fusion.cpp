@@ -3,6 +3,7 @@
 // values (forward and gradient) are checked against PyTorch with the fusion on.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -161,4 +162,23 @@ TEST(Fusion, AdamStepIsThreeKernels) {
   EXPECT_LE(fused, 3u);
   EXPECT_EQ(unfused, 14u);
   EXPECT_EQ(pf, pu);
+}
+
+// argmax/argmin in one kernel: the max, then the first index that reaches it (the ramp of indices is
+// computed from the kernel's index, an ARANGE leaf, not a kernel of its own). Ties and NaN as torch.
+TEST(Fusion, ArgmaxIsOneKernel) {
+  for (int a : {1, 0}) {
+    EXPECT_EQ(kernels_of([&](const Tensor& x) { return x.argmax(a); }, {64, 512}), 1u) << "argmax over axis " << a;
+    EXPECT_EQ(kernels_of([&](const Tensor& x) { return x.argmin(a); }, {64, 512}), 1u) << "argmin over axis " << a;
+    check_op({{64, 512}}, [&](auto& x) { return x[0].argmax(a); }, "x0.argmax(" + std::to_string(a) + ")", {.grad = false});
+    // integer inputs in a small range: many ties, the first index wins
+    check_op({{64, 33}}, [&](auto& x) { return x[0].argmin(a); }, "x0.argmin(" + std::to_string(a) + ")",
+             {.low = -3, .high = 3, .dtype = tg::dtypes::int32, .grad = false});
+  }
+  Tensor x = Tensor(std::vector<float>{1, NAN, 3, 3, 2, NAN, 5, 5}, {2, 4});
+  EXPECT_EQ(x.argmax(1).tolist<int32_t>(), (std::vector<int32_t>{1, 1}));
+  EXPECT_EQ(Tensor(std::vector<float>{1, 7, 7, 2}, {4}).argmax().item<int32_t>(), 1);
+  // arange itself is one kernel, whatever its length (it was a window sum of ones before)
+  EXPECT_EQ(kernels_in({Tensor::arange(0, 1000, 3)}), 1u);
+  EXPECT_EQ(Tensor::arange(5, 105, 5).tolist<int32_t>()[19], 100);
 }
