@@ -214,7 +214,8 @@ void prebuild(const std::vector<ScheduleItem>& schedule, std::vector<std::vector
   std::vector<size_t> todo;
   for (size_t i = 0; i < schedule.size(); i++)
     if (schedule[i].is_kernel()) todo.push_back(i);
-  size_t workers = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());  // a file read: once
+  size_t workers = std::min<size_t>(todo.size(), cores);
   if (workers < 2) return;
   std::atomic<size_t> next{0};
   std::vector<std::future<void>> done;
