@@ -1,7 +1,8 @@
 // The CPU dialect of the C-style renderer: C for the system compiler with the ABI of renderer.h. Its
 // rules add what scalar C lacks: the thread pool's slice of the launched dim (SPECIAL is a loop over
 // [gstart, gend)), buffer arguments from `bufs`, and vectors as GCC/Clang vector extensions (typedefs,
-// masked vector reads, a branch-free exp2, fma helpers, non-temporal stores for streaming outputs).
+// masked vector reads, a branch-free exp2 (for scalars too), fma helpers, non-temporal stores for streaming
+// outputs).
 #include <set>
 #include <sstream>
 
@@ -47,6 +48,11 @@ std::string vector_alu_expr(const UOp& u, RenderCtx& r) {
 }
 
 
+// 2^f on [-1/2, 1/2] but for the last step (p * f + 1): Cephes' exp2f polynomial, in Horner form
+constexpr const char* kExp2Polynomial =
+    "((((1.535336188319500e-4f * f + 1.339887440266574e-3f) * f + 9.618437357674640e-3f) * f + 5.550332471162809e-2f) * f"
+    " + 2.402264791363012e-1f) * f + 6.931472028550421e-1f";
+
 // exp2 on a float32 vector, branch-free so it stays vector code (libm's exp2f is one call per lane):
 // x = n + f with n = round(x), f in [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (about 1 ulp);
 // 2^n applied as two exact power-of-two factors, so the result is rounded once, also when it
@@ -62,12 +68,28 @@ std::string exp2_vector(DType d) {
          "  " + m + " lo = x < -151.0f, hi = x > 129.0f;\n"
          "  x = (" + t + ")((lo & (" + m + ")((" + t + "){} + -151.0f)) | (hi & (" + m + ")((" + t + "){} + 129.0f)) | (~(lo | hi) & (" + m + ")x));\n"
          "  " + t + " r = x + 12582912.0f, n = r - 12582912.0f, f = x - n;\n"
-         "  " + t + " p = ((((1.535336188319500e-4f * f + 1.339887440266574e-3f) * f + 9.618437357674640e-3f) * f + 5.550332471162809e-2f) * f\n"
-         "        + 2.402264791363012e-1f) * f + 6.931472028550421e-1f;\n"
+         "  " + t + " p = " + kExp2Polynomial + ";\n"
          "  p = p * f + 1.0f;\n"
          "  " + m + " ni = (" + m + ")r - 0x4B400000;\n"
          "  " + m + " n1 = ni >> 1, n2 = ni - n1;\n"
          "  return p * (" + t + ")((n1 + 127) << 23) * (" + t + ")((n2 + 127) << 23);\n"
+         "}\n";
+}
+
+// The same exp2 on one float32, operation for operation (the same contractions too): a value computed
+// in vector code in one kernel and in scalar code in another has the same bits (x - x.max() is 0 at
+// the max). libm's exp2f would round differently.
+std::string exp2_scalar() {
+  return "static inline float tg_exp2_float32(float x) {\n"
+         "#ifdef __clang__\n#pragma clang fp contract(fast)\n#endif\n"
+         "  x = x < -151.0f ? -151.0f : x > 129.0f ? 129.0f : x;\n"
+         "  float r = x + 12582912.0f, n = r - 12582912.0f, f = x - n;\n"
+         "  float p = " + std::string(kExp2Polynomial) + ";\n"
+         "  p = p * f + 1.0f;\n"
+         "  int ni; __builtin_memcpy(&ni, &r, 4); ni -= 0x4B400000;\n"
+         "  int n1 = ni >> 1, n2 = ni - n1, e1 = (n1 + 127) << 23, e2 = (n2 + 127) << 23;\n"
+         "  float s1, s2; __builtin_memcpy(&s1, &e1, 4); __builtin_memcpy(&s2, &e2, 4);\n"
+         "  return p * s1 * s2;\n"
          "}\n";
 }
 
@@ -100,7 +122,8 @@ std::string vector_prelude(const std::vector<UOpPtr>& uops) {
   }
   std::set<std::string> edone;
   for (auto& u : uops)
-    if (u->op == Ops::EXP2 && u->dtype.count > 1 && edone.insert(u->dtype.name()).second) os << exp2_vector(u->dtype);
+    if (u->op == Ops::EXP2 && u->dtype.scalar == Scalar::Float32 && edone.insert(u->dtype.name()).second)
+      os << (u->dtype.count > 1 ? exp2_vector(u->dtype) : exp2_scalar());
   if (fma) {  // fused where the target has fma instructions (never a slow software fma), else multiply-add
     os << "#ifdef __FMA__\n#define tg_fmaf(a, b, c) __builtin_fmaf(a, b, c)\n#define tg_fma(a, b, c) __builtin_fma(a, b, c)\n#else\n"
        << "#define tg_fmaf(a, b, c) ((a) * (b) + (c))\n#define tg_fma(a, b, c) ((a) * (b) + (c))\n#endif\n";
@@ -192,6 +215,11 @@ const RenderRules& cpu_rules() {
          std::string st = "*(" + ctype(d) + "*)" + src(b, 0) + " = " + src(b, 1) + ";";
          return u.src.size() > 2 ? "if (" + src(b, 2) + ") " + st : st;
        }, "vector STORE"},
+      {UPat::op(Ops::EXP2), [](B b) -> Text {
+         const UOp& u = *b["root"];
+         if (u.dtype != dtypes::float32) return std::nullopt;
+         return "tg_exp2_float32(" + src(b, 0) + ")";
+       }, "float32 EXP2: the vectors' exp2, one lane"},
       {UPat::any(), [](B b) -> Text {
          const UOp& u = *b["root"];
          if (u.dtype.count == 1 || !(is_alu(u.op) || u.op == Ops::CAST)) return std::nullopt;

@@ -230,19 +230,20 @@ std::string math_call(LLVMCtx& c, const char* fn, DType dt, const std::string& x
   return c.emit("call " + t + " @" + name + "(" + t + " " + x + ")");
 }
 
-// exp2 of a float32 vector, branch-free (the C's tg_exp2_<vec>): x = n + f with n = round(x), f in
+// exp2 of a float32 vector or scalar, branch-free (the C's tg_exp2_<vec>): x = n + f with n = round(x), f in
 // [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (contracted to fmas where the target has them); 2^n
 // applied as two exact power-of-two factors. x clamped to [-151, 129]; NaN passes through.
 std::string exp2_vector(LLVMCtx& c, DType d) {
-  std::string t = type(d), w = std::to_string(d.count), it = "<" + w + " x i32>", name = "@tg_exp2_" + mangle(d);
+  std::string t = type(d), w = std::to_string(d.count), name = "@tg_exp2_" + mangle(d);
+  std::string it = d.count > 1 ? "<" + w + " x i32>" : "i32", bt = d.count > 1 ? "<" + w + " x i1>" : "i1";
   auto k = [&](double v) { return splat(d, float_text(static_cast<float>(v))); };
   auto ki = [&](int64_t v) { return splat(DType{Scalar::Int32, d.count, false}, std::to_string(v)); };
   std::ostringstream f;
   f << "define internal " << t << " " << name << "(" << t << " %x0) alwaysinline nounwind {\n"
     << "  %lo = fcmp olt " << t << " %x0, " << k(-151.0) << "\n"
     << "  %hi = fcmp ogt " << t << " %x0, " << k(129.0) << "\n"
-    << "  %x1 = select <" << w << " x i1> %lo, " << t << " " << k(-151.0) << ", " << t << " %x0\n"
-    << "  %x = select <" << w << " x i1> %hi, " << t << " " << k(129.0) << ", " << t << " %x1\n"
+    << "  %x1 = select " << bt << " %lo, " << t << " " << k(-151.0) << ", " << t << " %x0\n"
+    << "  %x = select " << bt << " %hi, " << t << " " << k(129.0) << ", " << t << " %x1\n"
     << "  %r = fadd " << t << " %x, " << k(12582912.0) << "\n"
     << "  %n = fsub " << t << " %r, " << k(12582912.0) << "\n"
     << "  %f = fsub " << t << " %x, %n\n";
@@ -301,8 +302,8 @@ std::string alu_value(LLVMCtx& c, const UOp& u, const std::vector<std::string>& 
     case Ops::SQRT:
       c.decls.insert("declare " + t + " @llvm.sqrt." + mangle(dt) + "(" + t + ") nounwind readnone");
       return c.emit("call " + t + " @llvm.sqrt." + mangle(dt) + "(" + t + " " + s[0] + ")");
-    case Ops::EXP2:
-      if (dt.count > 1) return c.emit("call " + t + " " + exp2_vector(c, dt) + "(" + t + " " + s[0] + ")");
+    case Ops::EXP2:  // float32 scalars too: the same bits as in vector code (the C's tg_exp2_float32)
+      if (dt.scalar == Scalar::Float32) return c.emit("call " + t + " " + exp2_vector(c, dt) + "(" + t + " " + s[0] + ")");
       return math_call(c, "exp2", dt, s[0]);
     case Ops::LOG2: return math_call(c, "log2", dt, s[0]);
     case Ops::SIN: return math_call(c, "sin", dt, s[0]);
