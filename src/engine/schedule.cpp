@@ -69,10 +69,11 @@ const char* reads_back(const LazyBuffer& r, const ShapeTracker& st) {
   return row <= kMaxFusedRow ? nullptr : "its rows are longer than 32768 elements";
 }
 
-// Whether a view `st` of `b` reads back the reduces under b: b is a reduce, or elementwise ops over
-// reduces (a mean's scaling, layernorm's rsqrt(var + eps)), and every reduce there is read back over
-// its rows; or b is one element, or b is computed from constants and ramps alone. Then b stays in its readers' kernel; what b computes after the reduces is loop-invariant
-// in the row, so the kernel computes it once per row too. nullptr when it does, else why not.
+// Whether an expanding view `st` of `b` may leave b in its readers' kernels: b is a reduce, or
+// elementwise ops over reduces (a mean's scaling, layernorm's rsqrt(var + eps)), and every reduce there
+// is read back over its rows (what b computes after the reduces is loop-invariant in the row: the
+// kernel computes it once per row); or b is one element, or is computed from constants and ramps
+// alone. nullptr when it may, else why not.
 const char* reads_back_region(LazyBuffer* b, const ShapeTracker& st, const Realizes& realizes) {
   constexpr int kMaxNodes = 64;  // a region is a few ops; a big one is realized, as before
   std::vector<std::pair<const LazyBuffer*, ShapeTracker>> todo{{b, st}};
