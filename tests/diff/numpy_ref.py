@@ -287,8 +287,18 @@ def dot(run, n, a, w):
   x, y = a.astype(DT[p]), w.astype(DT[p])
   x2 = x if x.ndim >= 2 else x[None, :]
   y2 = y if y.ndim >= 2 else y[:, None]
-  prods = arith(run, "mul", x2[..., :, :, None], y2[..., None, :, :], p)  # (..., m, k, n), rounded to p
-  r = noisy_sum(run, prods.astype(DT[acc]), (prods.ndim - 2,), False, acc).astype(DT[p])
+  if run.alt and p in ("float32", "float64"):
+    # tinygrad.cpp accumulates a float sum of products with fma where the CPU has one: no product is
+    # rounded, or overflows, on its own (inf + 3e29 * -1e30 is inf, not NaN)
+    # (each step rounds once, in order: a short reduce is unrolled into one chain of fmas)
+    H, P = wide(p), DT[p]
+    xs, ys = x2.astype(H), y2.astype(H)
+    r = np.zeros(np.broadcast_shapes(xs.shape[:-2], ys.shape[:-2]) + (xs.shape[-2], ys.shape[-1]), P)
+    for k in range(xs.shape[-1]):
+      r = np.asarray(xs[..., :, k:k + 1] * ys[..., k:k + 1, :] + r.astype(H)).astype(P)
+  else:
+    prods = arith(run, "mul", x2[..., :, :, None], y2[..., None, :, :], p)  # (..., m, k, n), rounded to p
+    r = noisy_sum(run, prods.astype(DT[acc]), (prods.ndim - 2,), False, acc).astype(DT[p])
   if a.ndim == 1: r = r[..., 0, :]
   if w.ndim == 1: r = r[..., 0]
   return np.asarray(r)
