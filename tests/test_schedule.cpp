@@ -176,6 +176,24 @@ TEST(ScheduleItems, DebugPrintsFusionDecisions) {
   EXPECT_THAT(out, HasSubstr("a kernel of its own: FUSE=0"));
 }
 
+// Which reduces fuse does not depend on where the graph's buffers happen to be in memory: a graph with
+// reduces over crossing rows (some must be realized) schedules the same kernels every time.
+TEST(ScheduleItems, FusionDecisionsAreDeterministic) {
+  Tensor x = Tensor::rand({8, 4, 6, 6}).realize(), w = Tensor::rand({4, 4, 3, 3}).realize();
+  std::vector<std::string> first;
+  for (int run = 0; run < 20; run++) {
+    Tensor wr = w.detach().requires_grad_(), xr = x.detach().requires_grad_();
+    Tensor c = xr.conv2d(wr);
+    Tensor n = (c - c.mean({0, 2, 3}, true)) * (c.var({0, 2, 3}, true) + 1e-5).rsqrt();
+    Tensor loss = n.relu().max_pool2d().flatten(1).log_softmax(1).mean();
+    loss.backward();
+    std::vector<std::string> got;
+    for (auto& si : create_schedule({loss.lazydata(), wr.grad().lazydata(), xr.grad().lazydata()})) got.push_back(si.fusion);
+    if (run == 0) first = got;
+    else ASSERT_EQ(got, first) << "run " << run;
+  }
+}
+
 TEST(ScheduleQueue, DotQueuesSyncWaitCopiesKernel) {
   Tensor c = Tensor({1, 2}).dot(Tensor({3, 4}));
   CommandQueue cq(lower_schedule(create_schedule({c.lazydata()})));

@@ -456,7 +456,13 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
     items.clear();
     deps.clear();
     std::unordered_map<LazyBuffer*, int> kernels_with;  // reduce -> the kernels that compute it
-    for (auto& [out, why] : g.realizes) {
+    // in the graph's order, so that which unfusable reduce is found first (and so the kernels) is the
+    // same on every run
+    std::vector<LazyBuffer*> todo;
+    for (LazyBuffer* b : g.order)
+      if (g.realizes.count(b)) todo.push_back(b);
+    for (LazyBuffer* out : todo) {
+      const std::string why = g.realizes.at(out);
       if (out->realized() || out->op == Ops::CONST) continue;
       // an empty buffer is read by no kernel (they see a constant): it needs an item only as an output
       if (prod(out->shape()) == 0 && !out_bases.count(out)) continue;
