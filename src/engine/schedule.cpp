@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -311,12 +312,42 @@ class AstBuilder {
 
 // ---- multi-output kernels ------------------------------------------------------------------------
 
-// Elementwise kernels over the same shape on one device become one kernel with several STOREs (an
-// optimizer step's parameter, moments and step counts; a value and what is computed from it). A kernel
-// joins a group when it reads the group's outputs only at its own index (it then uses their values,
-// not loads), when nothing between them would make a cycle, and while the group stays small.
+// Kernels over the same loop nest on one device become one kernel with several STOREs: elementwise
+// kernels of one shape (an optimizer step's parameter, moments and step counts; a value and what is
+// computed from it), and reduce kernels over the same rows (mean and var asked for together). A kernel
+// joins a group when it reads the group's outputs only at its own index or, in a reduce kernel, back
+// over its rows (it then uses their values, not loads), when nothing between them would make a cycle,
+// and while the group stays small.
 constexpr size_t kMaxOutputs = 8;
 constexpr int64_t kMaxMergedOps = 400;
+
+const ShapeTracker& st_of(const UOpPtr& view) { return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(view->arg)); }
+
+// The loop nest of a one-output kernel: its device, the output's shape, the loops' sizes and the axes
+// its reduces reduce (all the same, as the scheduler fuses them). nullopt: not mergeable.
+struct Nest {
+  std::string device;
+  Shape out, full;
+  std::vector<int> axes;
+  auto operator<=>(const Nest&) const = default;
+};
+std::optional<Nest> nest_of(const ScheduleItem& si) {
+  if (!si.is_kernel() || si.n_outputs != 1) return std::nullopt;
+  Nest n{si.outputs[0]->device, st_of(si.ast->src[0]->src[1]).shape(), {}, {}};
+  n.full = n.out;
+  bool reduce = false;
+  for (auto& u : si.ast->toposort()) {
+    if (u->op == Ops::VIEW)
+      for (size_t i = 0; i < n.full.size(); i++) n.full[i] = std::max(n.full[i], st_of(u).shape()[i]);
+    if (u->op != Ops::REDUCE_AXIS) continue;
+    const std::vector<int>& axes = std::get<ReduceArg>(u->arg).axes;
+    if (reduce && axes != n.axes) return std::nullopt;
+    n.axes = axes;
+    reduce = true;
+  }
+  if (prod(n.full) == 0) return std::nullopt;
+  return n;
+}
 
 struct Merger {
   std::unordered_map<LazyBuffer*, ScheduleItem>& items;
@@ -330,20 +361,22 @@ struct Merger {
     for (auto& u : si.ast->toposort()) n += is_alu(u->op);
     return n;
   }
-  static bool elementwise(const ScheduleItem& si) {
-    if (!si.is_kernel() || si.n_outputs != 1) return false;
-    for (auto& u : si.ast->toposort())
-      if (u->op == Ops::REDUCE_AXIS) return false;
-    return true;
-  }
-  static Shape shape_of(const ScheduleItem& si) { return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(si.ast->src[0]->src[1]->arg)).shape(); }
 
-  // x reads the output buffer `b` of a member only at x's own index (no gather, no other view)
-  static bool reads_at_own_index(const ScheduleItem& x, const Buffer* b) {
+  // x (of loop nest n) reads the output buffer `b` of a member only at x's own index, or back over the
+  // rows its reduces reduce (the member's result broadcast along them); no gather
+  static bool reads_in_nest(const ScheduleItem& x, const Nest& n, const Buffer* b) {
     UOpPtr own = x.ast->src[0]->src[1];
-    for (auto& u : x.ast->toposort())
-      if (u->op == Ops::LOAD && x.bufs[static_cast<size_t>(std::get<int64_t>(u->src[0]->arg))].get() == b && (u->src.size() != 2 || u->src[1] != own))
-        return false;
+    Shape back = strides_for_shape(n.out);
+    for (int a : n.axes) back[static_cast<size_t>(a)] = 0;
+    for (auto& u : x.ast->toposort()) {
+      if (u->op != Ops::LOAD || x.bufs[static_cast<size_t>(std::get<int64_t>(u->src[0]->arg))].get() != b) continue;
+      if (u->src.size() != 2) return false;
+      if (u->src[1] == own) continue;
+      ShapeTracker st = st_of(u->src[1]).simplify();
+      if (n.axes.empty() || st.shape() != n.full || st.views.size() != 1 || st.views[0].mask || st.views[0].offset != 0) return false;
+      for (size_t i = 0; i < n.full.size(); i++)
+        if (n.full[i] > 1 && st.views[0].strides[i] != back[i]) return false;
+    }
     return true;
   }
   // whether group `target` is reachable from x's dependencies outside it (x joining it would make a
@@ -369,18 +402,18 @@ struct Merger {
   }
 
   void run(const std::vector<LazyBuffer*>& order) {
-    std::map<std::pair<std::string, Shape>, std::vector<size_t>> by_shape;  // open groups per (device, shape)
+    std::map<Nest, std::vector<size_t>> open;  // the groups of each loop nest
     for (LazyBuffer* b : order) {
       auto it = items.find(b);
       if (it == items.end()) continue;
       const ScheduleItem& x = it->second;
       int64_t ops = alu_ops(x);
-      if (elementwise(x)) {
-        std::vector<size_t>& open = by_shape[{b->device, shape_of(x)}];
-        for (size_t gi : open) {
+      if (std::optional<Nest> n = nest_of(x)) {
+        std::vector<size_t>& same = open[*n];
+        for (size_t gi : same) {
           if (groups[gi].size() >= kMaxOutputs || group_ops[gi] + ops > kMaxMergedOps) continue;
           bool ok = true;
-          for (LazyBuffer* m : groups[gi]) ok = ok && reads_at_own_index(x, items.at(m).bufs[0].get());
+          for (LazyBuffer* m : groups[gi]) ok = ok && reads_in_nest(x, *n, items.at(m).bufs[0].get());
           if (!ok || reaches(b, gi)) continue;
           groups[gi].push_back(b);
           group_of[b] = gi;
@@ -388,7 +421,7 @@ struct Merger {
           break;
         }
         if (group_of.count(b)) continue;
-        open.push_back(groups.size());
+        same.push_back(groups.size());
       }
       group_of[b] = groups.size();
       groups.push_back({b});

@@ -133,6 +133,28 @@ TEST(Fusion, MultiOutputKernels) {
   expect_close(to_doubles(r), to_doubles((x * 3 - 1).permute({1, 0}).contiguous()), 0, 0, "r = p.T - 1");
 }
 
+// Reduce kernels over the same rows merge too: mean and var asked for together are one kernel (var's
+// read of the mean is the mean's value, read back over the row), and so are softmax and log_softmax.
+TEST(Fusion, MultiOutputReduceKernels) {
+  Tensor x = random_tensor({64, 512}, -2, 2, tg::dtypes::float32, 6).realize();
+  for (int a : {1, 0}) {
+    Tensor m = x.mean({a}), v = x.var({a}), s = x.softmax(a), l = x.log_softmax(a);
+    EXPECT_EQ(kernels_in({m, v}), 1u) << "mean and var over axis " << a;
+    EXPECT_EQ(kernels_in({s, l}), 1u) << "softmax and log_softmax over axis " << a;
+    {
+      tg::Context ctx{{"FUSE", 0}};
+      EXPECT_EQ(kernels_in({m, v}), 3u);
+    }
+    Tensor::corealize({m, v, s, l});
+    std::string ax = std::to_string(a);
+    auto t = torch_eval("(x0.mean(" + ax + "), x0.var(" + ax + "), torch.softmax(x0, " + ax + "), torch.log_softmax(x0, " + ax + "))", {x});
+    expect_close(to_doubles(m), t.outputs[0].data, 1e-6, 1e-4, "mean");
+    expect_close(to_doubles(v), t.outputs[1].data, 1e-6, 1e-4, "var");
+    expect_close(to_doubles(s), t.outputs[2].data, 1e-6, 1e-4, "softmax");
+    expect_close(to_doubles(l), t.outputs[3].data, 1e-5, 1e-4, "log_softmax");
+  }
+}
+
 // An Adam step on a Linear(784, 256): the weight's new value and both moments in one kernel, the bias's
 // in another, the step counts in a third (tinygrad: 10; ours before multi-output kernels: 14). The
 // parameters after three steps are the same bits as with FUSE=0.
