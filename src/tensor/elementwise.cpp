@@ -83,7 +83,12 @@ Tensor Tensor::relu() const { return Function::apply<F::Relu>({*this}); }
 Tensor Tensor::sigmoid() const { return Function::apply<F::Sigmoid>({to_float(*this)}); }
 Tensor Tensor::tanh() const { return 2.0 * (2.0 * to_float(*this)).sigmoid() - 1.0; }
 Tensor Tensor::sign() const { return Function::apply<F::Sign>({*this}); }
-Tensor Tensor::abs() const { return dtype().is_bool() ? *this : *this * sign(); }
+// x * sign(x) is -0.0 at -0.0; adding +0.0 makes it +0.0 (as torch) and changes no other value
+Tensor Tensor::abs() const {
+  if (dtype().is_bool()) return *this;
+  Tensor a = *this * sign();
+  return dtype().is_float() ? a + 0.0 : a;
+}
 
 Tensor Tensor::maximum(const Tensor& o) const {
   auto [x, y] = broadcasted("maximum", *this, o);

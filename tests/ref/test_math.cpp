@@ -296,3 +296,13 @@ TEST(MathCore, BadInputs) {
     EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos);
   }
 }
+
+// abs(-0.0) is +0.0, as torch (x * sign(x) alone gave -0.0: 1 / abs(-0.0) was -inf), in every float dtype
+TEST(Math, AbsOfNegativeZero) {
+  for (tg::DType d : {tg::dtypes::float32, tg::dtypes::float16, tg::dtypes::float64}) {
+    Tensor x = Tensor(std::vector<float>{-0.0f, 0.0f, -2.5f, 3.0f}, {4}).cast(d);
+    check_op_inputs({x}, [](auto& x) { return std::vector<Tensor>{1 / x[0].abs(), x[0].abs()}; }, "(1 / x0.abs(), x0.abs())",
+                    {.grad = false});
+    EXPECT_FALSE(std::signbit(x.abs().cast(tg::dtypes::float32).tolist<float>()[0])) << d.name();
+  }
+}
