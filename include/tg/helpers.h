@@ -28,8 +28,9 @@ inline ContextVar DEBUG{"DEBUG", 0}, BEAM{"BEAM", 0}, NOOPT{"NOOPT", 0}, CACHELE
     GRAPH{"GRAPH", 0}, JIT{"JIT", 1};
 // VIZ=1: record the kernels' passes and show them as a web page (tg/viz.h).
 inline ContextVar VIZ{"VIZ", 0};
-// FUSE=0: the scheduler realizes every reduce that is read back over the rows it reduced (softmax,
-// layernorm: several kernels), as tinygrad does, instead of keeping it in its readers' kernel.
+// FUSE=0: tinygrad's kernels. The scheduler realizes every reduce that is read back over the rows it
+// reduced (softmax, layernorm: several kernels) instead of keeping it in its readers' kernel, and makes
+// no multi-output kernels (engine/schedule.h).
 inline ContextVar FUSE{"FUSE", 1};
 // CHECK_INDEX=1: index, gather, scatter, one_hot, Embedding and the losses read their index tensors when
 // called and raise a tg::Error for an entry out of range (off by default: see each op's contract).
