@@ -7,7 +7,8 @@
 // read after the loop). Emission is a walk in topological order: a node is emitted as soon as every
 // loop of its scope is open; an ASSIGN whose result fits the open loops opens its loop: first what the
 // loop body needs but does not vary in it, then the accumulators, the RANGEs (in dim order), the body,
-// and ENDRANGEs. Accumulators with the same ranges and outer scope share one loop (a register tile).
+// and ENDRANGEs. Accumulators with the same ranges and outer scope share one loop (a register tile, or
+// reduces of one level: see lowerer.cpp).
 #include <algorithm>
 #include <map>
 #include <set>

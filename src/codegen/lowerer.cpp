@@ -5,15 +5,18 @@
 // loop; a BLOCK dim is an outer RANGE too, ordered outside the GLOBAL loops (the STORE then adds what
 // the earlier blocks left in the output, read as 0 in the first block). UPCAST dims index with an
 // UNROLL, which the expander (or, for the vector dim, vectorize) resolves later. A reduce dim's index
-// is an unbound RANGE until the REDUCE_AXIS above it binds it: the REDUCE_AXIS substitutes fresh
-// RANGEs of its own (two reduces over one axis are two loops), and UNROLLs for its unrolled dims, into
-// its lowered source. Where the output keeps a reduce dim whole (softmax: the row's max and sum are
+// is an unbound RANGE until the REDUCE_AXIS above it binds it: the REDUCE_AXIS substitutes RANGEs (and
+// UNROLLs for its unrolled dims) of its level into its lowered source. A reduce's level is one more than
+// the deepest reduce it reads (0 for none), so reduces that do not read each other (a batchnorm
+// backward's sums, mean and sum of squares) share one loop and each load in it, while a reduce of a
+// reduce (softmax's sum after its max) runs a loop of its own. Where the output keeps a reduce dim whole (softmax: the row's max and sum are
 // read back over the row), the STORE binds what is left unbound to a Row range of its own.
 //
 // A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming: the renderer
 // may write it around the caches (kStreamingBytes).
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/kernel.h"
 #include "codegen/passes.h"
@@ -38,7 +41,7 @@ struct Kernel::LoweringCtx : RewriteContext {
   DType idt;
   std::vector<UOpPtr> idx;                         // each dim's index (reduce dims: unbound RANGEs)
   std::unordered_map<const UOp*, size_t> view_index;
-  int reduces = 0;                                 // REDUCE_AXISes lowered so far
+  std::unordered_map<const UOp*, int> level;      // each lowered REDUCE's level (see the top)
 
   explicit LoweringCtx(const Kernel& k_) : k(k_), sts(k_.sts_), full(k_.full_shape()), idt(k_.index_dtype()) {
     for (size_t i = 0; i < k.views_.size(); i++) view_index.emplace(k.views_[i].get(), i);
@@ -134,12 +137,30 @@ UOpPtr lower_store(B b) {
   return UOp::make(Ops::STORE, dtypes::void_, std::move(s), StoreArg{streaming});
 }
 
+// one more than the deepest REDUCE that a lowered value reads (0 for none); the walk stops at REDUCEs
+int reduce_level(LoweringCtx& ctx, const UOpPtr& x) {
+  int level = 0;
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack{x.get()};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op == Ops::REDUCE) {
+      level = std::max(level, ctx.level.at(u) + 1);
+      continue;
+    }
+    for (auto& s : u->src) stack.push_back(s.get());
+  }
+  return level;
+}
+
 // REDUCE(value, RANGE..., UNROLL...): the reduce's own loops and unrolled dims bound in its source
 UOpPtr lower_reduce_axis(B b) {
   auto& ctx = b.ctx<LoweringCtx>();
   const UOpPtr& r = b["root"];
   const ReduceArg& ra = std::get<ReduceArg>(r->arg);
-  int id = ctx.reduces++, vdim = ctx.k.vector_dim();
+  int id = reduce_level(ctx, b["x"]), vdim = ctx.k.vector_dim();
   std::unordered_map<const UOp*, UOpPtr> bind;
   std::vector<UOpPtr> src{b["x"]}, unrolls;
   for (int d : ctx.reduced_dims(ra)) {
@@ -152,7 +173,9 @@ UOpPtr lower_reduce_axis(B b) {
   }
   src[0] = substitute(src[0], bind);
   src.insert(src.end(), unrolls.begin(), unrolls.end());
-  return UOp::make(Ops::REDUCE, r->dtype, std::move(src), ReduceOpArg{ra.op, 1});
+  UOpPtr reduce = UOp::make(Ops::REDUCE, r->dtype, std::move(src), ReduceOpArg{ra.op, 1});
+  ctx.level.emplace(reduce.get(), id);
+  return reduce;
 }
 
 const PatternMatcher& pm_lowerer() {

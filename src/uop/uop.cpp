@@ -83,11 +83,11 @@ uint64_t RangeArg::hash() const {
 std::string RangeArg::name() const { return "ridx" + std::to_string(dim) + (reduce ? "_" + std::to_string(*reduce) : ""); }
 std::string RangeArg::str() const {
   return std::string(kind == RangeKind::Loop ? "loop" : kind == RangeKind::Row ? "row" : "reduce") + " dim=" + std::to_string(dim) + " order=" + std::to_string(order) +
-         (reduce ? " of reduce " + std::to_string(*reduce) : kind == RangeKind::Reduce ? " unbound" : "");
+         (reduce ? " of reduce level " + std::to_string(*reduce) : kind == RangeKind::Reduce ? " unbound" : "");
 }
 uint64_t UnrollArg::hash() const { return hash_opt(hash_combine(hash_combine(static_cast<uint64_t>(dim), static_cast<uint64_t>(size)), vector), reduce); }
 std::string UnrollArg::str() const {
-  return "dim=" + std::to_string(dim) + " size=" + std::to_string(size) + (vector ? " vector" : "") + (reduce ? " of reduce " + std::to_string(*reduce) : "");
+  return "dim=" + std::to_string(dim) + " size=" + std::to_string(size) + (vector ? " vector" : "") + (reduce ? " of reduce level " + std::to_string(*reduce) : "");
 }
 uint64_t ReduceOpArg::hash() const { return hash_combine(static_cast<uint64_t>(op), static_cast<uint64_t>(nvals)); }
 std::string ReduceOpArg::str() const { return std::string(op_name(op)) + " of " + std::to_string(nvals); }

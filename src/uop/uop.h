@@ -67,11 +67,11 @@ struct RangeArg {
   RangeKind kind;
   int dim;                    // the kernel dim
   int order;
-  std::optional<int> reduce;  // Reduce ranges: the owning REDUCE_AXIS
+  std::optional<int> reduce;  // Reduce ranges: the level of the reduces that loop over it (lowerer.cpp)
   bool operator==(const RangeArg&) const = default;
   uint64_t hash() const;
   std::string str() const;
-  std::string name() const;   // the loop variable's name: "ridx3", "ridx3_1" (dim 3 of reduce 1)
+  std::string name() const;   // the loop variable's name: "ridx3", "ridx3_1" (dim 3 at reduce level 1)
 };
 // UNROLL: stands for every index of an UPCAST or UNROLL dim at once (a register tile) until a pass
 // expands it: the expander makes one copy per index, or, for the one dim that becomes vector lanes
