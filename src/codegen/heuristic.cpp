@@ -2,10 +2,10 @@
 //  - when the output's contiguous dim makes short vectors, a reduce whose loads broadcast gets a channel
 //    tile instead: lanes along a dim a load has contiguous (a conv's packed weights), rows along one that
 //    load broadcasts;
-//  - a reduce whose loads broadcast along output dims (matmul, conv) gets a register tile: the output
-//    dim that is contiguous in the output becomes vector lanes (twice, when it divides), an output dim
-//    along which the vector-loaded operand is reused is upcast up to 8, and the reduce is unrolled by 4
-//    (a short one wholly);
+//  - a reduce with a load that broadcasts along the output's contiguous dim and varies along the reduce
+//    (A in A·B, a conv's image across its output channels) gets a register tile: that output dim
+//    becomes vector lanes (twice, when it divides), an output dim along which the vector-loaded operand
+//    is reused is upcast up to 8, and the reduce is unrolled by 4 (a short one wholly);
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
@@ -184,12 +184,18 @@ void Kernel::hand_coded_optimizations() {
       if (is_load_view(i) && stride(i, d) == std::optional<int64_t>{1}) return true;
     return false;
   };
-  auto broadcast_in_a_load = [&](int d) {
-    for (size_t i = 0; i < num_views(); i++)
-      if (is_load_view(i) && stride(i, d) == std::optional<int64_t>{0}) return true;
+  std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
+  // a load that a register tile along d reuses: the same value for every lane, a new one at each step of
+  // the reduce (A's row in A·B). A load that only broadcasts (a per-channel scale in a fused batchnorm
+  // backward) is read once per output whatever the tile, which would only multiply the kernel's body.
+  auto reused_along = [&](int d) {
+    for (size_t i = 0; i < num_views(); i++) {
+      if (!is_load_view(i) || stride(i, d) != std::optional<int64_t>{0}) continue;
+      for (int r : reduces)
+        if (full[r] > 1 && stride(i, r) != std::optional<int64_t>{0}) return true;
+    }
     return false;
   };
-  std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
   // the output dim to vectorize: contiguous in the output, the innermost such
   int vec = -1;
   for (int d : globals)
@@ -209,7 +215,7 @@ void Kernel::hand_coded_optimizations() {
     int64_t reduce_size = 1;
     for (int d : reduces) reduce_size *= full[d];
     if (out.is_float() && (out_width < lanes || vec_strided) && reduce_size >= 4 * lanes && channel_tile(lanes)) return;
-    bool tile = vec >= 0 && broadcast_in_a_load(vec) && out.is_float();
+    bool tile = vec >= 0 && reused_along(vec) && out.is_float();
     if (tile) {  // matmul-like: register tile
       // rows: a dim along which the operand loaded as vectors is reused (B's rows in A·B, the input
       // image across output channels in a conv), so each vector load feeds several accumulators
