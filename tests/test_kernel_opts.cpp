@@ -616,6 +616,66 @@ TEST(KernelMultiReduce, MeanThenVariance) {
   }
 }
 
+// Two reduces that do not read each other (a sum and a sum of squares) share one loop, and the load
+// in it; a reduce of a reduce (MeanThenVariance) keeps a loop of its own.
+TEST(KernelMultiReduce, IndependentReducesShareALoop) {
+  for (int64_t n : {2, 7, 64, 100}) {
+    std::mt19937 rng(static_cast<unsigned>(n) + 300);
+    std::vector<float> x(4 * n);
+    for (auto& v : x) v = std::uniform_real_distribution<float>(-2, 3)(rng);
+    Shape full{4, n}, out{4, 1};
+    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
+    UOpPtr both = reduce(Ops::ADD, load)->add(reduce(Ops::MAX, load->mul(load)));
+    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), both})});
+    Tensor t = Tensor(x, {4, n});
+    std::vector<float> want = (t.sum({1}) + t.square().max({1})).tolist<float>();
+    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}}) {
+      std::vector<float> got = run_ast(ast, x, 4, opts);
+      for (int i = 0; i < 4; i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "n=" << n << " opts " << opts_str(opts);
+    }
+    Kernel k(ast, Device::get("CPU").renderer());
+    std::string src = compile_kernel(k, "CPU")->kernel.src;
+    if (n > 1) {  // the launched dim's loop and one reduce loop
+      EXPECT_EQ(loop_vars(src).size(), 2u) << src;
+    }
+  }
+}
+
+// A reduce whose output is contiguous along a dim where only a per-channel value broadcasts (a split
+// batchnorm-backward sum: out[c, p] = sum_r x[p, c, r] * s[c]) gets no register tile there: x jumps
+// from lane to lane, and s is read once per output anyway. Its reduce is read as vectors instead.
+TEST(KernelOpts, NoRegisterTileWithoutAReusedLoad) {
+  constexpr int64_t C = 4, P = 32, R = 64;
+  std::vector<float> x(static_cast<size_t>(P * C * R)), sc(C);
+  std::mt19937 rng(21);
+  for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (auto& v : sc) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  Shape full{C, P, R}, out{C, P, 1};
+  UOpPtr lx = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full, Shape{R, C * R, 1})});
+  UOpPtr ls = UOp::make(Ops::LOAD, dtypes::float32, {glob(2), view(full, Shape{1, 0, 0})});
+  UOpPtr red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {lx->mul(ls)}, ReduceArg{Ops::ADD, {2}});
+  UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), red})});
+  Kernel k(ast, Device::get("CPU").renderer());
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, Not(HasSubstr("UPCAST("))) << opts;
+  EXPECT_THAT(opts, HasSubstr("UNROLL(0, 16)")) << opts;
+  auto runner = compile_kernel(k, "CPU");
+  Buffer bo("CPU", C * P, dtypes::float32), bx("CPU", x.size(), dtypes::float32), bs("CPU", C, dtypes::float32);
+  for (Buffer* b : {&bo, &bx, &bs}) b->allocate();
+  bx.copyin(x.data());
+  bs.copyin(sc.data());
+  runner->exec({&bo, &bx, &bs}, {}, true);
+  std::vector<float> got(static_cast<size_t>(C * P));
+  bo.copyout(got.data());
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t p = 0; p < P; p++) {
+      double want = 0;
+      for (int64_t r = 0; r < R; r++) want += static_cast<double>(x[static_cast<size_t>((p * C + c) * R + r)]) * sc[static_cast<size_t>(c)];
+      EXPECT_NEAR(got[static_cast<size_t>(c * P + p)], want, 1e-4) << "c=" << c << " p=" << p;
+    }
+}
+
 // max, sum of exp, then the expectation of x under the softmax: three reduces in one kernel.
 TEST(KernelMultiReduce, ThreeReduces) {
   for (int64_t n : {2, 5, 48}) {
