@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -477,6 +478,24 @@ TEST(ThreadPool, PropagatesExceptions) {
   std::atomic<int64_t> sum{0};  // still usable afterwards
   pool.parallel_for(100, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; i++) sum += i; });
   EXPECT_EQ(sum.load(), 4950);
+}
+
+// Workers spin a while for the next task and a caller for its chunks before they sleep: calls back to
+// back (taken by spinning threads), and calls after the threads went to sleep, all cover every index
+// once, and each call's join outlives the last chunk that touches it (ASan sees it if not).
+TEST(ThreadPool, BackToBackAndAfterIdle) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 6; round++) {
+    for (int call = 0; call < 2000; call++) {
+      int64_t n = 1 + call % 17;
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; i++) hits[static_cast<size_t>(i)]++;
+      });
+      for (int64_t i = 0; i < n; i++) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << round << " " << call << " " << i;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 2 ? 5 : 0));  // long past the spin
+  }
 }
 
 TEST(ThreadPool, NestedCallsRunSerially) {

@@ -1,11 +1,28 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "tg/helpers.h"
 
 namespace tg {
+
+namespace {
+constexpr int64_t kSpinMicros = 200;
+
+// Spins until done() or kSpinMicros have passed; true if done() became true.
+template <class Done> bool spin_until(Done done) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  for (int i = 0;; i++) {
+    if (done()) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+}  // namespace
 
 // A chunk that itself calls parallel_for would wait on tasks queued behind it, with every worker
 // possibly doing the same: nested calls run serially instead.
@@ -36,12 +53,14 @@ void ThreadPool::worker_loop() {
   in_pool_worker = true;
   for (;;) {
     std::function<void()> task;
+    spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
       if (tasks_.empty()) return;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
     }
     task();
   }
@@ -56,7 +75,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   struct Join {
     std::mutex mu;
     std::condition_variable cv;
-    int64_t remaining = 0;
+    std::atomic<int64_t> remaining{0};  // changed under mu; read without it while the caller spins
     std::exception_ptr error;
   } join;
   join.remaining = chunks - 1;
@@ -73,11 +92,14 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         // notify under the lock: once the caller sees remaining == 0 it destroys `join`
         if (--join.remaining == 0) join.cv.notify_one();
       });
+    queued_.fetch_add(chunks - 1, std::memory_order_release);
   }
   cv_.notify_all();
 
   std::exception_ptr mine;
   try { f(bounds(0), bounds(1)); } catch (...) { mine = std::current_exception(); }
+  spin_until([&] { return join.remaining.load(std::memory_order_acquire) == 0; });
+  // taking the lock also waits for the last task to leave it: only then may `join` go away
   std::unique_lock<std::mutex> lock(join.mu);
   join.cv.wait(lock, [&] { return join.remaining == 0; });
   if (mine) std::rethrow_exception(mine);

@@ -3,7 +3,11 @@
 // Threads are started once (spawning per kernel costs more than small kernels take) and joined at exit.
 // parallel_for splits [0, n) into contiguous chunks, one per thread; the calling thread runs one chunk
 // itself and blocks until all are done. An exception thrown by any chunk is rethrown in the caller.
+// A worker that runs out of tasks, and a caller waiting for its chunks, spin for a short while
+// (kSpinMicros) before they sleep: waking a sleeping thread costs tens of microseconds, more than a
+// small kernel takes, and kernels tend to come back to back.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -38,6 +42,7 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
+  std::atomic<int64_t> queued_{0};  // tasks_.size(), read without the lock by spinning workers
   bool stop_ = false;
   std::mutex team_mu_;
 };
