@@ -478,22 +478,33 @@ struct Merger {
 
 std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
   GlobalCounters::schedules++;
+  double t0 = now_s();
   LazyGraph g;
   walk(outs, g);
   LBSet out_bases;
   for (auto& o : outs) out_bases.insert(o->base());
   std::unordered_map<LazyBuffer*, ScheduleItem> items;
   std::unordered_map<LazyBuffer*, std::vector<LazyBuffer*>> deps;
+  std::unordered_map<LazyBuffer*, LBSet> computes;  // kernel -> the reduces it computes
+  // A reduce found unfusable, or computed by several kernels, is realized; the kernels that computed it
+  // are built again (each of the others reads the same buffers as before: a kernel's AST changes only
+  // where it reaches a newly realized buffer, and what it reaches of those are its reduces).
+  auto realize_reduce = [&](LazyBuffer* r, std::string why) {
+    g.realizes.emplace(r, std::move(why));
+    for (auto it = computes.begin(); it != computes.end();) {
+      if (!it->second.count(r)) { ++it; continue; }
+      items.erase(it->first);
+      deps.erase(it->first);
+      it = computes.erase(it);
+    }
+  };
   for (bool changed = true; changed;) {
     changed = false;
-    items.clear();
-    deps.clear();
-    std::unordered_map<LazyBuffer*, int> kernels_with;  // reduce -> the kernels that compute it
     // in the graph's order, so that which unfusable reduce is found first (and so the kernels) is the
     // same on every run
     std::vector<LazyBuffer*> todo;
     for (LazyBuffer* b : g.order)
-      if (g.realizes.count(b)) todo.push_back(b);
+      if (g.realizes.count(b) && !items.count(b)) todo.push_back(b);
     for (LazyBuffer* out : todo) {
       const std::string why = g.realizes.at(out);
       if (out->realized() || out->op == Ops::CONST) continue;
@@ -527,7 +538,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
         UOpPtr value = b.build(out, out_st);
         if (!value) {  // a reduce that cannot fuse: realize it and cut the graph again
           TG_ASSERT(b.unfusable && !g.realizes.count(b.unfusable));
-          g.realizes.emplace(b.unfusable, b.why_unfusable);
+          realize_reduce(b.unfusable, b.why_unfusable);
           changed = true;
           break;
         }
@@ -543,17 +554,20 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
           si.bufs.push_back(in->buffer);
           if (!in->realized()) deps[out].push_back(in);
         }
-        for (LazyBuffer* r : b.reduces) kernels_with[r]++;
+        computes[out] = std::move(b.reduces);
       }
       items.emplace(out, std::move(si));
     }
     // a reduce that several kernels would compute is computed once, in a kernel of its own
     if (changed) continue;
-    for (auto& [r, n] : kernels_with)
-      if (n > 1) {
-        g.realizes.emplace(r, "computed by " + std::to_string(n) + " kernels otherwise");
-        changed = true;
-      }
+    std::unordered_map<LazyBuffer*, int> kernels_with;  // reduce -> the kernels that compute it
+    for (auto& [k, rs] : computes)
+      for (LazyBuffer* r : rs) kernels_with[r]++;
+    std::vector<LazyBuffer*> shared;
+    for (LazyBuffer* b : g.order)
+      if (auto it = kernels_with.find(b); it != kernels_with.end() && it->second > 1) shared.push_back(b);
+    for (LazyBuffer* r : shared) realize_reduce(r, "computed by " + std::to_string(kernels_with[r]) + " kernels otherwise");
+    changed = !shared.empty();
   }
   // multi-output kernels: each group of items becomes one, named by its first member
   Merger merger{items, deps, {}, {}, {}};
@@ -614,7 +628,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
   if (DEBUG >= 1) {
     size_t kernels = 0;
     for (const ScheduleItem& si : schedule) kernels += si.is_kernel();
-    std::printf("schedule: %zu kernels, %zu items\n", kernels, schedule.size());
+    std::printf("schedule: %zu kernels, %zu items in %.2f ms\n", kernels, schedule.size(), (now_s() - t0) * 1e3);
     if (DEBUG >= 2)
       for (const ScheduleItem& si : schedule)
         if (si.is_kernel()) std::printf("  fused %s\n", si.fusion.c_str());
