@@ -587,6 +587,21 @@ std::vector<float> run_ast(const UOpPtr& ast, const std::vector<float>& x, size_
   out.copyout(r.data());
   return r;
 }
+
+// The opt lists every multi-reduce test runs: none, the reduce unrolled by u, the rows upcast, both.
+std::vector<std::vector<Opt>> multi_reduce_opts(int64_t u) {
+  return {{}, {{OptOps::UNROLL, 0, u}}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, u}}};
+}
+
+// Runs `ast` on x under each of multi_reduce_opts(u): the output is near `want`.
+void expect_ast_near(const UOpPtr& ast, const std::vector<float>& x, const std::vector<float>& want, int64_t u, double atol, double rtol,
+                     const std::string& what) {
+  for (const auto& opts : multi_reduce_opts(u)) {
+    std::vector<float> got = run_ast(ast, x, want.size(), opts);
+    for (size_t i = 0; i < want.size(); i++)
+      EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << what << " i=" << i << " opts " << opts_str(opts);
+  }
+}
 }  // namespace
 
 // mean, then the variance around it, in one kernel: two reduces over the same axis are two loops.
@@ -604,10 +619,7 @@ TEST(KernelMultiReduce, MeanThenVariance) {
     // the same computation in separate kernels, through the Tensor API
     Tensor t = Tensor(x, {4, n});
     std::vector<float> want = (t - t.mean({1}, true)).square().mean({1}).tolist<float>();
-    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}}) {
-      std::vector<float> got = run_ast(ast, x, 4, opts);
-      for (int i = 0; i < 4; i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "n=" << n << " opts " << opts_str(opts);
-    }
+    expect_ast_near(ast, x, want, n % 4 == 0 ? 4 : n, 1e-4, 1e-4, "n=" + std::to_string(n));
     Kernel k(ast, Device::get("CPU").renderer());
     std::string src = compile_kernel(k, "CPU")->kernel.src;
     if (n > 1) {  // two reduces over one axis: two loops (besides the launched dim's)
@@ -629,10 +641,7 @@ TEST(KernelMultiReduce, IndependentReducesShareALoop) {
     UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), both})});
     Tensor t = Tensor(x, {4, n});
     std::vector<float> want = (t.sum({1}) + t.square().max({1})).tolist<float>();
-    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}}) {
-      std::vector<float> got = run_ast(ast, x, 4, opts);
-      for (int i = 0; i < 4; i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "n=" << n << " opts " << opts_str(opts);
-    }
+    expect_ast_near(ast, x, want, n % 4 == 0 ? 4 : n, 1e-4, 1e-4, "n=" + std::to_string(n));
     Kernel k(ast, Device::get("CPU").renderer());
     std::string src = compile_kernel(k, "CPU")->kernel.src;
     if (n > 1) {  // the launched dim's loop and one reduce loop
@@ -692,10 +701,7 @@ TEST(KernelMultiReduce, ThreeReduces) {
     UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), ex})});
     Tensor t = Tensor(x, {4, n});
     std::vector<float> want = (t.softmax(1) * t).sum({1}).tolist<float>();
-    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, n % 4 == 0 ? 4 : n}}}) {
-      std::vector<float> got = run_ast(ast, x, 4, opts);
-      for (int i = 0; i < 4; i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "n=" << n << " opts " << opts_str(opts);
-    }
+    expect_ast_near(ast, x, want, n % 4 == 0 ? 4 : n, 1e-4, 1e-4, "n=" + std::to_string(n));
   }
 }
 
@@ -713,11 +719,7 @@ TEST(KernelMultiReduce, SoftmaxStoresTheWholeRow) {
     UOpPtr p = e->mul(reduce(Ops::ADD, e)->unary(Ops::RECIP));
     UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(full), p})});
     std::vector<float> want = Tensor(x, {4, n}).softmax(1).tolist<float>();
-    int64_t u = n % 16 == 0 ? 16 : n % 4 == 0 ? 4 : n;
-    for (auto opts : std::vector<std::vector<Opt>>{{}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UNROLL, 0, u}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, u}}}) {
-      std::vector<float> got = run_ast(ast, x, x.size(), opts);
-      for (size_t i = 0; i < x.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-6 + 1e-5 * std::fabs(want[i])) << "n=" << n << " i=" << i << " opts " << opts_str(opts);
-    }
+    expect_ast_near(ast, x, want, n % 16 == 0 ? 16 : n % 4 == 0 ? 4 : n, 1e-6, 1e-5, "n=" + std::to_string(n));
     Kernel k(ast, Device::get("CPU").renderer());
     EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::GLOBAL, AxisType::REDUCE}));
     std::string src = compile_kernel(k, "CPU")->kernel.src;
