@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../examples/beautiful_mnist_model.h"
 #include "codegen/kernel.h"
 #include "engine/schedule.h"
 #include "renderer/renderer.h"
@@ -62,25 +63,10 @@ tg::Tensor var_input() {
 
 tg::Tensor build_var() { return var_input().var(); }
 
-// examples/beautiful_mnist's model and train step, on random data (the graph is what matters here)
-struct Cnn : tg::nn::Module {
-  tg::nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
-  tg::nn::BatchNorm bn1{32}, bn2{64};
-  tg::nn::Linear l{576, 10};
-  Cnn() {
-    register_module("c1", c1), register_module("c2", c2), register_module("bn1", bn1);
-    register_module("c3", c3), register_module("c4", c4), register_module("bn2", bn2), register_module("l", l);
-  }
-  tg::Tensor operator()(const tg::Tensor& x) const {
-    tg::Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d();
-    h = bn2(c4(c3(h).relu()).relu()).max_pool2d();
-    return l(h.flatten(1));
-  }
-};
-
-// the step's outputs: the updated parameters and optimizer state, and the loss
+// examples/beautiful_mnist's train step on random data (the graph is what matters here); the step's
+// outputs: the updated parameters and optimizer state, and the loss
 std::vector<tg::Tensor> build_cnn() {
-  static Cnn model;
+  static BeautifulMnistModel model;
   static tg::nn::optim::Adam opt(tg::nn::state::get_parameters(model), 1e-3);
   static tg::Tensor x = tg::Tensor::rand({32, 1, 28, 28}), y = tg::Tensor::randint({32}, 0, 10);
   static bool ready = [] {  // parameters, optimizer state and data realized once, as in training

@@ -1,5 +1,5 @@
 // tinygrad's beautiful_mnist model, shared by the example (beautiful_mnist.cpp) and the benches that
-// measure its training step (bench/compile_time.cpp).
+// measure its training step (bench/compile_time.cpp, bench/pipeline.cpp).
 #pragma once
 #include <tg/tg.h>
 
