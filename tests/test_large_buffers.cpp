@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tg/helpers.h"
 #include "tg/tensor.h"
 
 using namespace tg;
@@ -100,4 +101,35 @@ TEST(LargeBuffers, ArangePast2e32IsComputedFromTheIndex) {
   EXPECT_EQ(r.shrink({{int64_t{1} << 31, (int64_t{1} << 31) + 1}}).item<int64_t>(), int64_t{1} << 31);
   Tensor f = Tensor::arange(0, static_cast<double>(n), 2, dtypes::float64);
   EXPECT_EQ(f.shrink({{(n - 1) / 2, (n + 1) / 2}}).item<double>(), static_cast<double>(n - 1 - ((n - 1) % 2)));
+}
+
+// A reduce broadcast back over its rows is one kernel (a Row loop stores the row after its reduce): the
+// rows' loop, the reduce's and the Row loop's indices pass 2^31 in the last rows, read and written at
+// both ends. Also a mean and a max of the same rows, two outputs of one kernel, read at the end.
+TEST(LargeBuffers, FusedRowKernelPast2e31) {
+  SKIP_UNDER_SANITIZERS();
+  constexpr int64_t R = 65537, C = 32768;  // 2^31 + 32768 elements
+  std::vector<uint8_t> v(static_cast<size_t>(R * C), 2);
+  v[1] = 7;
+  v[static_cast<size_t>(R * C - 1)] = 9;
+  Tensor x = Tensor(v, {R, C}).realize();
+  v = {};
+  int64_t before = GlobalCounters::kernel_count;
+  Tensor y = (x.max({1}, true) - x).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
+  EXPECT_EQ(y.dtype(), dtypes::uint8);
+  EXPECT_EQ(y[0][0].item<uint8_t>(), 5);
+  EXPECT_EQ(y[0][1].item<uint8_t>(), 0);
+  EXPECT_EQ(y[R / 2][C / 2].item<uint8_t>(), 0);
+  EXPECT_EQ(y[R - 1][0].item<uint8_t>(), 7);
+  EXPECT_EQ(y[R - 1][C - 1].item<uint8_t>(), 0);
+  Tensor s = x.sum({1}), m = x.max({1});  // uint8 sums in uint32
+  before = GlobalCounters::kernel_count;
+  Tensor::corealize({s, m});
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
+  EXPECT_EQ(s.dtype(), dtypes::uint32);
+  EXPECT_EQ(s[R - 1].item<uint32_t>(), 2 * C + 7);
+  EXPECT_EQ(m[R - 1].item<uint8_t>(), 9);
+  EXPECT_EQ(s[0].item<uint32_t>(), 2 * C + 5);
+  EXPECT_EQ(m[0].item<uint8_t>(), 7);
 }
