@@ -22,7 +22,7 @@
 // {the ASSIGN, the target}. The two Buffers trade memory, so the target's Buffer object (what tensors,
 // optimizers and TinyJit plans hold) has the new values; the old values stay with the target LazyBuffer
 // if anything still reads it.
-// DEBUG=1 prints each schedule's kernel count; DEBUG=2 each kernel's fusion decisions (ScheduleItem::fusion).
+// DEBUG=1 prints each schedule's kernel count and time; DEBUG=2 each kernel's fusion decisions (ScheduleItem::fusion).
 // Everything here is iterative: graphs may be millions of ops deep.
 #pragma once
 #include <memory>
