@@ -76,15 +76,17 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
   TG_CHECK(detail::numel_if_fits(joined, first.dtype()), "cat: shapes ", shapes_of(tensors), " (", first.dtype().name(),
            ") joined along dim ", dim, " are too large: the element count or byte size overflows int64");
   if (tensors.size() == 1) return first;
-  // each piece padded with zeros to the full length at its offset; the sum is the concatenation
+  // each piece padded to the full length at its offset, and selected where its padding mask is true (a
+  // sum of the zero-padded pieces would turn -0.0 into +0.0: -0.0 + 0.0 is +0.0)
   std::optional<Tensor> out;
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     int64_t n = t.shape()[d];
-    Tensor p = t.pad(pad_along(t.shape().size(), d, offset, total - offset - n));
+    auto padding = pad_along(t.shape().size(), d, offset, total - offset - n);
+    Tensor p = t.pad(padding);
     offset += n;
     if (!out) out = p;
-    else out = first.dtype().is_bool() ? out->bitwise_or(p) : out->add(p);
+    else out = Tensor::full(t.shape(), 1, dtypes::bool_, t.device()).pad(padding).where(p, *out);
   }
   return *out;
 }

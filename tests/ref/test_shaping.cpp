@@ -29,6 +29,17 @@ TEST(Shaping, Cat) {
            {.low = -9, .high = 9, .dtype = tg::dtypes::int32});
 }
 
+// -0.0 stays -0.0 through cat and stack, as in torch (1 / it is -inf): the pieces are selected, not
+// summed with zeros (-0.0 + 0.0 is +0.0). Found by the differential campaign.
+TEST(Shaping, CatKeepsNegativeZero) {
+  for (tg::DType d : {tg::dtypes::float32, tg::dtypes::float16, tg::dtypes::float64}) {
+    Tensor x = Tensor(std::vector<float>{-0.0f, 0.0f, -2.5f, -0.0f, 3.0f, -0.0f}, {2, 3}).cast(d);
+    check_op_inputs({x}, [](auto& x) { return std::vector<Tensor>{1 / Tensor::cat({x[0], x[0]}, 1), 1 / Tensor::cat({x[0], x[0], x[0]}, 0),
+                                                                  1 / Tensor::stack({x[0], x[0]}, 1)}; },
+                    "(1 / torch.cat([x0, x0], 1), 1 / torch.cat([x0, x0, x0], 0), 1 / torch.stack([x0, x0], 1))", {.grad = false});
+  }
+}
+
 TEST(Shaping, Stack) {
   check_op({{2, 3}, {2, 3}}, [](auto& x) { return Tensor::stack({x[0], x[1]}, 0); }, "torch.stack([x0, x1], 0)");
   check_op({{2, 3}, {2, 3}, {2, 3}}, [](auto& x) { return Tensor::stack({x[0], x[1], x[2]}, -1); }, "torch.stack([x0, x1, x2], -1)");
