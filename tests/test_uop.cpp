@@ -1,9 +1,11 @@
 // The UOp IR: hash-consing, the rewrite engine, and the symbolic rules (checked against brute force).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <random>
+#include <regex>
 
 #include "tg/error.h"
 #include "tg/tensor.h"
@@ -66,6 +68,28 @@ TEST(UOp, ToposortPutsSourcesFirst) {
   ASSERT_EQ(topo.back(), e);
   for (size_t k = 0; k < topo.size(); k++)
     for (auto& s : topo[k]->src) EXPECT_LT(std::find(topo.begin(), topo.end(), s) - topo.begin(), static_cast<long>(k));
+}
+
+// str() prints a shared node once (DEBUG=5 printed a training step's ASTs as trees, exponential in
+// their sharing, until it ran out of memory), and a deep chain without recursion.
+TEST(UOp, StrIsLinearInTheGraph) {
+  UOpPtr i = loop_range(0, 4), e = i;
+  for (int k = 0; k < 20; k++) e = e->mul(e)->add(k + 100);  // 2^20 paths from the top to i
+  std::string s = e->str();
+  EXPECT_LT(s.size(), 5000u);
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) n++;
+    return n;
+  };
+  EXPECT_EQ(count(s, "RANGE("), 1u) << s.substr(0, 300);
+  EXPECT_EQ(count(s, "MUL("), 20u);
+  EXPECT_TRUE(std::regex_search(s, std::regex("\\nx([0-9]+) = ADD\\(int32, MUL\\(int32, x[0-9]+, x[0-9]+\\), CONST\\(int32, 118\\)\\)\\n"))) << s.substr(s.size() - 300);
+  UOpPtr chain = i;
+  for (int k = 0; k < 200000; k++) chain = chain->add(loop_range(1, 4));
+  std::string c = chain->str();
+  EXPECT_EQ(count(c, "RANGE("), 2u);
+  EXPECT_EQ(count(c, "ADD("), 200000u);
 }
 
 TEST(Rewrite, PatternCapturesAndCommutativeMatch) {

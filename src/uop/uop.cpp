@@ -279,13 +279,49 @@ std::vector<UOpPtr> UOp::toposort() const {
   return out;
 }
 
+// Linear in the graph's size, and iterative: a node with one user is nested in it; a node with several
+// is printed once, on a line of its own before its users ("x3 = LOAD(...)"), and named where it is used.
 std::string UOp::str() const {
+  std::vector<UOpPtr> topo = toposort();
+  std::unordered_map<const UOp*, int> users;
+  for (auto& u : topo)
+    for (auto& s : u->src) users[s.get()]++;
+  std::unordered_map<const UOp*, std::string> names;
   std::ostringstream os;
-  os << op_name(op) << "(" << dtype.name();
-  std::string a = arg_str(arg);
-  if (!a.empty()) os << ", " << a;
-  for (auto& s : src) os << ", " << s->str();
-  os << ")";
+  auto head = [&](const UOp* u) {
+    os << op_name(u->op) << "(" << u->dtype.name();
+    if (std::string a = arg_str(u->arg); !a.empty()) os << ", " << a;
+  };
+  auto write = [&](const UOp* root) {  // root nested with its unshared sources, depth first
+    head(root);
+    std::vector<std::pair<const UOp*, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto [u, i] = stack.back();
+      if (i == u->src.size()) {
+        os << ")";
+        stack.pop_back();
+        continue;
+      }
+      stack.back().second++;
+      const UOp* s = u->src[i].get();
+      os << ", ";
+      if (auto it = names.find(s); it != names.end()) {
+        os << it->second;
+      } else {
+        head(s);
+        stack.emplace_back(s, 0);
+      }
+    }
+  };
+  for (auto& u : topo)
+    if (u.get() != this && users[u.get()] > 1) {
+      std::string name = "x" + std::to_string(names.size());
+      os << name << " = ";
+      write(u.get());
+      os << "\n";
+      names.emplace(u.get(), std::move(name));
+    }
+  write(this);
   return os.str();
 }
 

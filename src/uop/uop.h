@@ -160,7 +160,7 @@ struct UOp : std::enable_shared_from_this<UOp> {
 
   // All nodes reachable from this one, sources before users (post-order).
   std::vector<UOpPtr> toposort() const;
-  std::string str() const;  // nested, for DEBUG and test failure messages
+  std::string str() const;  // for DEBUG and error messages: nested, a shared node once on a line of its own
 
   // Builders for non-ALU nodes should call make(); the constructor is public only for make_shared.
   UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, uint64_t hash);
