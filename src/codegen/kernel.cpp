@@ -148,30 +148,35 @@ std::optional<int64_t> Kernel::stride(size_t i, int d) const { return sts_[i].re
 
 DType Kernel::view_dtype(size_t i) const { return view_dtypes_.at(i); }
 
-// The first UPCAST/UNROLL dim that the renderer can turn into vector lanes: a power of two of at
-// most 64 bytes, contiguous in the output (an UPCAST) or in some load (an UNROLL), padded or not.
+// The UPCAST/UNROLL dim that the renderer turns into vector lanes: a power of two of at most 64 bytes,
+// contiguous in the output (an UPCAST) or in some load, padded or not.
 int Kernel::vector_dim() const {
   if (ren_->max_vector_bytes() == 0) return -1;
   Shape full = full_shape();
-  // an UPCAST contiguous in the output first (whole vector stores); then one contiguous in a load (a
-  // conv's packed weights along its output channels: vector loads, the stores lane by lane); then an
-  // UNROLL contiguous in a load (vector partial sums)
-  for (int pass = 0; pass < 3; pass++)
+  // the first dim of `type` that is contiguous in the output (pass 0) or in a load (pass 1)
+  auto first = [&](AxisType type, int pass) {
     for (int d = 0; d < shape_len(); d++) {
-      if (types_[d] != (pass < 2 ? AxisType::UPCAST : AxisType::UNROLL)) continue;
+      if (types_[d] != type) continue;
       int64_t w = full[d];
       if (w < 2 || (w & (w - 1)) != 0) continue;
-      bool ok = false;
-      for (size_t i = 0; i < sts_.size() && !ok; i++) {
+      for (size_t i = 0; i < sts_.size(); i++) {
         if (pass == 0 ? i != output_view() : !is_load_view(i)) continue;
         DType dt = view_dtype(i);
         if (dt == dtypes::void_ || dt.is_bool()) continue;
         // a mask (padding) does not matter here: masked lanes are read under a lane mask or stored one by one
-        ok = w * dt.itemsize() <= ren_->max_vector_bytes() && sts_[i].real_strides(true)[d] == std::optional<int64_t>{1};
+        if (w * dt.itemsize() <= ren_->max_vector_bytes() && sts_[i].real_strides(true)[d] == std::optional<int64_t>{1}) return d;
       }
-      if (ok) return d;
     }
-  return -1;
+    return -1;
+  };
+  // an UPCAST contiguous in the output (whole vector stores), unless one contiguous in a load is wider
+  // (a conv's channel tile: 16 channels of packed weights as lanes, its 8 image columns as rows; the
+  // columns as lanes would make twice the accumulators, more than the registers hold); then an UNROLL
+  // contiguous in a load (vector partial sums)
+  int out = first(AxisType::UPCAST, 0), load = first(AxisType::UPCAST, 1);
+  if (out >= 0 && (load < 0 || full[out] >= full[load])) return out;
+  if (load >= 0) return load;
+  return first(AxisType::UNROLL, 1);
 }
 
 int Kernel::insert_point(AxisType t) const {
