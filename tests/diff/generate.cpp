@@ -1,42 +1,17 @@
 // generate(seed): a random Program over the public Tensor API (see program.h), deterministic per seed:
-// random steps, and in most programs a motif or two among them: a reduce chain (as softmax, var, layernorm
-// are built) and a group of outputs over one loop nest (mean and variance, an optimizer step).
+// random steps, and in most programs a motif or two among them (motifs.cpp). The generator's state and
+// what each member does: gen.h.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "program.h"
+#include "gen.h"
 
 namespace tgdiff {
 
-namespace {
-
-// splitmix64: portable and fully specified, so a seed means the same program everywhere.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int64_t range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-  double unif() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  bool chance(double p) { return unif() < p; }
-  template <class T> const T& pick(const std::vector<T>& v) { return v[static_cast<size_t>(range(0, static_cast<int64_t>(v.size()) - 1))]; }
-  int weighted(const std::vector<double>& w) {
-    double total = 0;
-    for (double x : w) total += x;
-    double u = unif() * total;
-    for (size_t i = 0; i < w.size(); i++) {
-      if (u < w[i]) return static_cast<int>(i);
-      u -= w[i];
-    }
-    return static_cast<int>(w.size()) - 1;
-  }
-};
+namespace gen {
 
 std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
@@ -48,6 +23,8 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
   }
   return r;
 }
+
+namespace {
 
 // Python's slice.indices(n): first element, step, length.
 struct SliceRange { int64_t start, step, len; };
@@ -64,792 +41,511 @@ SliceRange slice_indices(const SliceArg& s, int64_t n) {
   return {start, step, len};
 }
 
-constexpr int64_t kCap = 64;  // elements per value: keeps kernels and the reference cheap
-const std::vector<DT> kInputDTs = {DT::F32, DT::F64, DT::F16, DT::I32, DT::I64, DT::I8, DT::U8, DT::Bool};
-const std::vector<double> kInputDTWeights = {33, 10, 12, 15, 8, 8, 7, 7};
-
-class Gen {
- public:
-  explicit Gen(uint64_t seed) : r_{seed * 0x2545f4914f6cdd1dull + 0x1234567ull} { p_.seed = seed; }
-
-  Program run() {
-    int n_in = static_cast<int>(r_.range(1, 2));
-    for (int i = 0; i < n_in; i++) {
-      Shape s = random_shape();  // each draw its own statement: the order of a call's arguments is unspecified
-      add_input(s, random_dtype());
-    }
-    int n_ops = static_cast<int>(r_.range(2, 7));
-    // the motifs (a reduce chain, a multi-output group) go in among the random steps, so that later
-    // steps may read their values and they may read earlier ones
-    int chain_at = r_.chance(0.7) ? static_cast<int>(r_.range(0, n_ops)) : -1;
-    int group_at = r_.chance(0.35) ? static_cast<int>(r_.range(0, n_ops)) : -1;
-    steps_last_ = last();
-    for (int i = 0; i <= n_ops; i++) {
-      in_motif_ = true;
-      if (i == chain_at) reduce_chain();
-      if (i == group_at) multi_output();
-      in_motif_ = false;
-      if (i < n_ops) step();
-    }
-    output(steps_last_);  // the motifs output their own values
-    for (double pr : {0.3, 0.1}) {
-      if (!r_.chance(pr)) continue;
-      int o = static_cast<int>(r_.range(0, last()));
-      if (node(o).kind != "input") output(o);
-    }
-    // outputs of one motif share a loop nest: realized together they make one schedule
-    p_.corealize = r_.chance(group_at >= 0 || p_.outputs.size() > 2 ? 0.8 : 0.5);
-    return p_;
-  }
-
- private:
-  Rng r_;
-  Program p_;
-
-  bool in_motif_ = false;
-  std::vector<bool> from_motif_;  // per node
-  int steps_last_ = 0;            // the newest value of the random steps (motifs aside)
-
-  const Node& node(int id) const { return p_.nodes[static_cast<size_t>(id)]; }
-  int last() const { return static_cast<int>(p_.nodes.size()) - 1; }
-  void output(int id) {
-    if (std::find(p_.outputs.begin(), p_.outputs.end(), id) == p_.outputs.end()) p_.outputs.push_back(id);
-  }
-
-  DT random_dtype() { return kInputDTs[static_cast<size_t>(r_.weighted(kInputDTWeights))]; }
-
-  Shape random_shape() {
-    int rank = r_.weighted({10, 25, 30, 25, 10});
-    Shape s;
-    for (int i = 0; i < rank; i++) s.push_back(r_.chance(0.04) ? 0 : r_.chance(0.22) ? 1 : r_.range(2, 5));
-    while (numel(s) > kCap) *std::max_element(s.begin(), s.end()) -= 1;
-    return s;
-  }
-
-  int push(Node n) {
-    // a motif's nodes are rarely forced out of the lazy graph: the fusion across them is what it tests
-    if (n.kind != "input" && n.kind != "full") n.sched = in_motif_ ? r_.weighted({94, 3, 3}) : r_.weighted({86, 7, 7});
-    p_.nodes.push_back(std::move(n));
-    from_motif_.push_back(in_motif_);
-    return last();
-  }
-
-  static Node mk(const std::string& kind, std::vector<int> args, DT dtype, DT cdtype, Shape shape) {
-    Node n;
-    n.kind = kind;
-    n.args = std::move(args);
-    n.dtype = dtype;
-    n.cdtype = cdtype;
-    n.shape = std::move(shape);
-    return n;
-  }
-
-  // Input values are exactly representable in their dtype (float16: multiples of 1/1024 in [-2, 2] or of
-  // 1/16), so every consumer reads the same numbers; a few tensors get NaN, infinities, huge and
-  // subnormal values, and integer tensors their extremes (to exercise wrap-around).
-  int add_input(Shape shape, DT d, bool tame = false) {
-    Node n = mk("input", {}, d, d, std::move(shape));
-    int64_t cnt = numel(n.shape);
-    if (is_float(d)) {
-      bool grid = r_.chance(0.5), specials = !tame && r_.chance(0.3);
-      double huge = d == DT::F16 ? 30000.0 : d == DT::F32 ? static_cast<double>(1e30f) : 1e300;
-      double tiny = d == DT::F16 ? std::ldexp(1.0, -20) : d == DT::F32 ? std::ldexp(1.0, -140) : std::ldexp(1.0, -1060);
-      const std::vector<double> special = {NAN, INFINITY, -INFINITY, 0.0, huge, -huge, tiny};
-      for (int64_t i = 0; i < cnt; i++) {
-        double x;
-        if (specials && r_.chance(0.15)) x = r_.pick(special);
-        else if (grid) x = static_cast<double>(r_.range(-48, 48)) / 16;
-        else if (d == DT::F16) x = static_cast<double>(r_.range(-2048, 2048)) / 1024;
-        else if (d == DT::F32) x = static_cast<double>(static_cast<float>(r_.unif() * 6 - 3));
-        else x = r_.unif() * 6 - 3;
-        n.fdata.push_back(x);
-      }
-    } else if (d == DT::Bool) {
-      for (int64_t i = 0; i < cnt; i++) n.idata.push_back(r_.range(0, 1));
-    } else {
-      bool extremes = r_.chance(0.15);
-      std::vector<int64_t> ext;
-      switch (d) {
-        case DT::I8: ext = {-128, 127, -1, 0, 1}; break;
-        case DT::U8: ext = {0, 255, 254, 1}; break;
-        case DT::I32: ext = {INT32_MIN, INT32_MAX, -1, 0, 1}; break;
-        default: ext = {INT64_MIN, INT64_MAX, -1, 0, 1}; break;
-      }
-      for (int64_t i = 0; i < cnt; i++) {
-        if (extremes && r_.chance(0.2)) n.idata.push_back(r_.pick(ext));
-        else n.idata.push_back(is_unsigned(d) ? r_.range(0, 18) : r_.range(-9, 9));
-      }
-    }
-    return push(std::move(n));
-  }
-
-  // Half of the time the random steps' newest value (chains), else any earlier one (shared subgraphs).
-  // The steps read a motif's values now and then: mostly they go on as without motifs, whose float
-  // values would crowd out the other dtypes' ops.
-  int pick() { return r_.chance(0.5) ? steps_last_ : r_.pick(earlier()); }
-  std::vector<int> earlier() {
-    bool motifs = r_.chance(0.2);
-    std::vector<int> c;
-    for (int j = 0; j <= last(); j++)
-      if (motifs || !from_motif_[static_cast<size_t>(j)]) c.push_back(j);
-    return c;
-  }
-
-  // A shape that broadcasts with `a`: some dims 1, fewer or more leading dims, 0-d.
-  Shape variant(const Shape& a) {
-    Shape s = a;
-    if (r_.chance(0.05)) return {};
-    if (!s.empty() && r_.chance(0.15)) s.erase(s.begin(), s.begin() + r_.range(1, static_cast<int64_t>(s.size())));
-    for (int64_t& d : s) {
-      if (r_.chance(0.25)) d = 1;
-      else if (d == 1 && r_.chance(0.3)) d = r_.range(2, 3);
-    }
-    if (r_.chance(0.08)) s.insert(s.begin(), r_.range(2, 3));
-    auto b = broadcast(a, s);
-    return b && numel(*b) <= kCap ? s : a;
-  }
-
-  // A second operand for `a`: an earlier value that broadcasts with it, or a fresh input.
-  int partner(int a) {
-    const Node& A = node(a);
-    if (r_.chance(0.4)) {
-      std::vector<int> c;
-      for (int j : earlier()) {
-        auto b = broadcast(A.shape, node(j).shape);
-        if (b && numel(*b) <= kCap) c.push_back(j);
-      }
-      if (!c.empty()) return r_.pick(c);
-    }
-    bool input_dt = std::find(kInputDTs.begin(), kInputDTs.end(), A.dtype) != kInputDTs.end();
-    Shape s = variant(A.shape);
-    return add_input(s, r_.chance(0.6) && input_dt ? A.dtype : random_dtype());
-  }
-
-  double random_value(DT d) {
-    if (d == DT::Bool) return static_cast<double>(r_.range(0, 1));
-    if (is_unsigned(d)) return r_.pick(std::vector<double>{0, 3, 7, 1});
-    if (is_int(d)) return r_.pick(std::vector<double>{0, 3, -2, 1});
-    return r_.pick(std::vector<double>{0, 1.5, -2.0, 0.25, INFINITY});
-  }
-
-  void step() {
-    for (int attempt = 0; attempt < 20; attempt++) {
-      int k = r_.weighted({22, 22, 8, 14, 20, 6, 5, 3});
-      bool ok = k == 0   ? unary(pick())
-                : k == 1 ? binary(pick())
-                : k == 2 ? scalar(pick())
-                : k == 3 ? reduce(pick())
-                : k == 4 ? movement(pick())
-                : k == 5 ? cat_stack(pick())
-                : k == 6 ? dot(pick())
-                         : full_where(pick());
-      if (ok) break;
-      if (attempt == 19) unary(steps_last_);
-    }
-    steps_last_ = last();
-  }
-
-  // ---- elementwise ----------------------------------------------------------------------------------
-  bool unary(int a) {
-    DT d = node(a).dtype;
-    if (r_.chance(0.25)) return cast(a, kInputDTs[static_cast<size_t>(r_.range(0, static_cast<int64_t>(kInputDTs.size()) - 1))]);
-    std::vector<std::string> ops = {"neg", "exp", "log", "sqrt", "sin", "reciprocal", "sigmoid", "tanh", "abs", "square", "logical_not"};
-    if (d != DT::Bool) ops.push_back("relu");
-    if (is_float(d)) for (const char* o : {"trunc", "floor", "ceil", "round", "isnan", "clip"}) ops.push_back(o);
-    if (!is_float(d)) ops.push_back("bitwise_not");
-    std::string op = r_.pick(ops);
-    if (op == "clip") {
-      Node n = mk("clip", {a}, d, d, node(a).shape);
-      n.value = r_.pick(std::vector<double>{-1.5, -0.5, 0});
-      n.value2 = r_.pick(std::vector<double>{0.5, 1, 2.25});
-      return push(std::move(n)), true;
-    }
-    DT out = d;
-    if (op == "exp" || op == "log" || op == "sqrt" || op == "sin" || op == "reciprocal" || op == "sigmoid" || op == "tanh")
-      out = lub_float(d);
-    if (op == "isnan" || op == "logical_not") out = DT::Bool;
-    push(mk(op, {a}, out, out == DT::Bool ? d : out, node(a).shape));
-    return true;
-  }
-
-  // C leaves float -> int conversion undefined for NaN and values out of the target's range, so such a
-  // cast is preceded by NaN -> 0 and a clip into the range (in bounds exact in the source dtype).
-  bool cast(int a, DT to) {
-    DT d = node(a).dtype;
-    Shape s = node(a).shape;
-    if (is_float(d) && is_int(to)) {
-      int isn = push(mk("isnan", {a}, DT::Bool, d, s));
-      Node z = mk("full", {}, d, d, {});
-      int zero = push(std::move(z));
-      int w = push(mk("where", {isn, zero, a}, d, d, s));
-      Node c = mk("clip", {w}, d, d, s);
-      c.value = to == DT::U8 ? 0 : to == DT::I8 ? -128 : d == DT::F16 ? -65504 : -2e9;
-      c.value2 = to == DT::U8 ? 255 : to == DT::I8 ? 127 : d == DT::F16 ? 65504 : 2e9;
-      a = push(std::move(c));
-    }
-    push(mk("cast", {a}, to, to, s));
-    return true;
-  }
-
-  bool binary(int a) {
-    static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "idiv", "maximum", "minimum", "lt", "le", "gt", "ge",
-                                                 "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "where"};
-    std::string op = r_.pick(ops);
-    if (op == "where") {
-      int y = partner(a);
-      auto xy = broadcast(node(a).shape, node(y).shape);
-      int c = r_.chance(0.5) ? add_input(variant(*xy), DT::Bool) : partner(a);
-      auto out = broadcast(node(c).shape, *xy);
-      if (!out || numel(*out) > kCap) return false;
-      DT p = lub(node(a).dtype, node(y).dtype);
-      push(mk("where", {c, a, y}, p, p, *out));
-      return true;
-    }
-    int b = partner(a);
-    if (r_.chance(0.5)) std::swap(a, b);
-    auto out = broadcast(node(a).shape, node(b).shape);
-    if (!out || numel(*out) > kCap) return false;
-    DT p = lub(node(a).dtype, node(b).dtype);
-    // the ops defined for these dtypes; idiv, maximum and minimum twice (division by zero, INT_MIN / -1
-    // and NaN are their corner cases)
-    std::vector<std::string> valid;
-    for (const std::string& o : ops) {
-      if (o == "where" || (o == "sub" && p == DT::Bool) || (o.rfind("bitwise_", 0) == 0 && is_float(p))) continue;
-      if (o == "idiv" && !is_int(p)) continue;
-      valid.push_back(o);
-      if (o == "idiv" || o == "maximum" || o == "minimum") valid.push_back(o);
-    }
-    op = r_.pick(valid);
-    DT res = p, comp = p;
-    if (op == "div") res = comp = lub_float(p);
-    if (op == "lt" || op == "le" || op == "gt" || op == "ge" || op == "eq" || op == "ne") res = DT::Bool;
-    if (op == "logical_and" || op == "logical_or") res = comp = DT::Bool;
-    push(mk(op, {a, b}, res, comp, *out));
-    return true;
-  }
-
-  // tensor op C++ scalar (tinygrad's rule: an int keeps an int or float tensor's dtype; a float keeps a
-  // float tensor's; otherwise the scalar is int32 / float32 and the usual promotion applies).
-  bool scalar(int a) {
-    static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "lt", "gt", "eq"};
-    DT d = node(a).dtype;
-    Node n = mk("scalar", {a}, d, d, node(a).shape);
-    n.sub = r_.pick(ops);
-    n.scalar_int = r_.chance(0.5);
-    n.reverse = r_.chance(0.3);
-    if (n.scalar_int) n.value = static_cast<double>(is_unsigned(d) ? r_.range(0, 4) : r_.range(-3, 4));
-    else n.value = r_.pick(std::vector<double>{0.5, -1.5, 2.0, 0.1, 3.0, -0.25, 1e-3});
-    DT sdt = (is_float(d) || (is_int(d) && n.scalar_int)) ? d : n.scalar_int ? DT::I32 : DT::F32;
-    DT p = lub(d, sdt);
-    if (n.sub == "sub" && p == DT::Bool) return false;
-    n.cdtype = n.dtype = p;
-    if (n.sub == "div") n.cdtype = n.dtype = lub_float(p);
-    if (n.sub == "lt" || n.sub == "gt" || n.sub == "eq") n.dtype = DT::Bool;
-    push(std::move(n));
-    return true;
-  }
-
-  // ---- reductions -----------------------------------------------------------------------------------
-  bool reduce(int a) {
-    const Node& A = node(a);
-    std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean"});
-    int nd = static_cast<int>(A.shape.size());
-    bool keepdim = r_.chance(0.4);
-    std::vector<bool> red(static_cast<size_t>(nd), false);
-    std::vector<int64_t> ints;
-    if (nd == 0) {
-      int c = r_.weighted({2, 1, 1});  // a 0-d tensor accepts axis 0 and -1 (torch's rule)
-      if (c == 1) ints = {0};
-      if (c == 2) ints = {-1};
-    } else if (r_.chance(0.25)) {
-      red.assign(red.size(), true);
-    } else {
-      for (int i = 0; i < nd; i++)
-        if (r_.chance(0.5)) red[static_cast<size_t>(i)] = true;
-      if (std::find(red.begin(), red.end(), true) == red.end()) red[static_cast<size_t>(r_.range(0, nd - 1))] = true;
-      ints = axes_arg(red);
-    }
-    for (int i = 0; i < nd; i++)  // max/min over a zero-length axis is an error (as torch): not generated
-      if (red[static_cast<size_t>(i)] && (op == "max" || op == "min") && A.shape[static_cast<size_t>(i)] == 0) return false;
-    reduce_over(op, a, ints, red, keepdim);
-    return true;
-  }
-
-  // The axes argument that names the axes `red`: some counted from the end, in either order.
-  std::vector<int64_t> axes_arg(const std::vector<bool>& red) {
-    int nd = static_cast<int>(red.size());
-    std::vector<int64_t> ax;
-    for (int i = 0; i < nd; i++)
-      if (red[static_cast<size_t>(i)]) ax.push_back(r_.chance(0.3) ? i - nd : i);
-    if (r_.chance(0.3)) std::reverse(ax.begin(), ax.end());
-    return ax;
-  }
-
-  // a.op(ints, keepdim), where `red` marks the axes that ints names, with tinygrad's result dtype.
-  int reduce_over(const std::string& op, int a, std::vector<int64_t> ints, const std::vector<bool>& red, bool keepdim) {
-    const Node& A = node(a);
-    Node n = mk(op, {a}, A.dtype, A.dtype, {});
-    n.ints = std::move(ints);
-    n.keepdim = keepdim;
-    for (size_t i = 0; i < A.shape.size(); i++) {
-      if (!red[i]) n.shape.push_back(A.shape[i]);
-      else if (keepdim) n.shape.push_back(1);
-    }
-    if (op == "sum") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }
-    if (op == "mean") { n.cdtype = sum_acc(A.dtype); n.dtype = is_float(A.dtype) ? A.dtype : DT::F32; }
-    return push(std::move(n));
-  }
-
-  // ---- motifs: reduce chains and multi-output groups ------------------------------------------------
-  // What the scheduler's reduce-then-broadcast fusion meets: a reduce whose result is broadcast back
-  // over its own input, chained, and several outputs over one loop nest.
-
-  // rank 1 to 4, some dims 1, at least one not
-  Shape motif_shape() {
-    int rank = 1 + r_.weighted({20, 35, 30, 15});
-    Shape s;
-    for (int i = 0; i < rank; i++) s.push_back(r_.chance(0.25) ? 1 : r_.range(2, 6));
-    if (numel(s) == 1) s[static_cast<size_t>(r_.range(0, rank - 1))] = r_.range(2, 6);
-    while (numel(s) > kCap) *std::max_element(s.begin(), s.end()) -= 1;
-    return s;
-  }
-
-  // What a motif starts from: mostly a fresh float input without NaN and infinities (so that the motif's
-  // values mean something), else an earlier value of a few elements and no zero-size dims (max over one
-  // is an error), cast to float32 if it is not float.
-  int motif_source() {
-    std::vector<int> c;
-    for (int j = 0; j <= last(); j++)
-      if (numel(node(j).shape) >= 4) c.push_back(j);
-    if (!c.empty() && r_.chance(0.4)) {
-      int a = r_.pick(c);
-      if (is_float(node(a).dtype)) return a;
-      cast(a, DT::F32);
-      return last();
-    }
-    Shape s = motif_shape();
-    DT d = r_.pick(std::vector<DT>{DT::F32, DT::F32, DT::F32, DT::F32, DT::F16, DT::F64});
-    return add_input(s, d, r_.chance(0.85));
-  }
-
-  // Axes of shape s to reduce: the last, the first, a middle one, several, or all; mostly including a dim
-  // > 1, so that broadcasting the result back is a broadcast.
-  std::vector<bool> random_mask(const Shape& s) {
-    int nd = static_cast<int>(s.size());
-    for (int attempt = 0;; attempt++) {
-      std::vector<bool> m(static_cast<size_t>(nd), false);
-      int c = r_.weighted({30, 15, 15, 25, 15});
-      if (c == 0) m.back() = true;
-      else if (c == 1) m.front() = true;
-      else if (c == 2) m[static_cast<size_t>(nd > 2 ? r_.range(1, nd - 2) : r_.range(0, nd - 1))] = true;
-      else if (c == 3) {
-        for (size_t i = 0; i < m.size(); i++) m[i] = r_.chance(0.5);
-        if (std::find(m.begin(), m.end(), true) == m.end()) m[static_cast<size_t>(r_.range(0, nd - 1))] = true;
-      } else {
-        m.assign(m.size(), true);
-      }
-      bool wide = false;
-      for (size_t i = 0; i < m.size(); i++) wide = wide || (m[i] && s[i] > 1);
-      if (wide || attempt == 4 || r_.chance(0.1)) return m;
-    }
-  }
-
-  // a.op over the axes `red`; all of them are sometimes named by no axes at all
-  int reduce_mask(const std::string& op, int a, const std::vector<bool>& red, bool keepdim) {
-    bool all = std::find(red.begin(), red.end(), false) == red.end();
-    return reduce_over(op, a, all && r_.chance(0.5) ? std::vector<int64_t>{} : axes_arg(red), red, keepdim);
-  }
-
-  // r, a reduce over the axes `red` of a value of shape s, made to broadcast against s again: keepdim's
-  // 1s as they are, or the reduced shape reshaped / unsqueezed back; then sometimes an explicit expand.
-  int back(int r, const std::vector<bool>& red, const Shape& s) {
-    Shape kd = s;
-    int64_t nred = 0, ax = 0;
-    for (size_t i = 0; i < s.size(); i++)
-      if (red[i]) { kd[i] = 1; nred++; ax = static_cast<int64_t>(i); }
-    DT d = node(r).dtype;
-    if (node(r).shape != kd) {
-      bool unsq = nred == 1 && r_.chance(0.5);
-      Node n = mk(unsq ? "unsqueeze" : "reshape", {r}, d, d, kd);
-      n.ints = unsq ? std::vector<int64_t>{r_.chance(0.5) ? ax : ax - static_cast<int64_t>(s.size())} : kd;
-      r = push(std::move(n));
-    }
-    if (kd != s && r_.chance(0.3)) {
-      Node n = mk("expand", {r}, d, d, s);
-      n.ints = s;
-      for (size_t i = 0; i < s.size(); i++)
-        if (!red[i] && r_.chance(0.3)) n.ints[i] = -1;
-      r = push(std::move(n));
-    }
-    return r;
-  }
-
-  // Elementwise ops on float values (all a motif computes in): the operands' promoted dtype.
-  int ew(const std::string& op, int a, int b) {
-    DT p = lub(node(a).dtype, node(b).dtype);
-    return push(mk(op, {a, b}, p, p, *broadcast(node(a).shape, node(b).shape)));
-  }
-  int un(const std::string& op, int a) { return push(mk(op, {a}, node(a).dtype, node(a).dtype, node(a).shape)); }
-  int sc(const std::string& op, int a, double v) {
-    Node n = mk("scalar", {a}, node(a).dtype, node(a).dtype, node(a).shape);
-    n.sub = op;
-    n.value = v;
-    return push(std::move(n));
-  }
-  int permuted(int a, const std::vector<int64_t>& order, const Shape& s) {
-    Node n = mk("permute", {a}, node(a).dtype, node(a).dtype, s);
-    n.ints = order;
-    return push(std::move(n));
-  }
-  double eps() { return r_.pick(std::vector<double>{1e-5, 1e-3, 0.1}); }
-
-  // A reduce chain the way softmax, log_softmax, logsumexp, var and layernorm are built, its steps drawn
-  // at random: r = x.op(axes); y = f(x, r broadcast back); mostly a second reduce of y, over the same axes
-  // or others, its result maybe transformed and broadcast back into y or x; sometimes a third reduce.
-  // Only values > 0 free of cancellation (`pos`) are divided by, logged or square-rooted, and a reduce of
-  // squares after adding an eps: so the chain's values stay finite and well conditioned.
-  void reduce_chain() {
-    int x = motif_source();
-    Shape s = node(x).shape;
-    bool xpos = r_.chance(0.2);
-    if (xpos) x = un(r_.chance(0.5) ? "exp" : "sigmoid", x);
-    std::vector<bool> ra = random_mask(s);
-    std::string op1 = r_.pick(std::vector<std::string>{"max", "max", "sum", "mean", "min"});
-    int r1 = reduce_mask(op1, x, ra, r_.chance(0.6));
-    int y;
-    bool ypos = false, ysq = false;
-    int c = r_.weighted({60, xpos ? 25.0 : 0.0, 15});
-    if (c == 0) {  // centred (x - max, x - mean), then exp, square or abs
-      int rx = back(r1, ra, s);
-      y = r_.chance(0.8) ? ew("sub", x, rx) : ew("sub", rx, x);
-      int u = r_.weighted({op1 == "max" || op1 == "min" ? 40.0 : 10.0, 30, 10, 20});
-      if (u == 0) { y = un("exp", y); ypos = true; }
-      if (u == 1 || u == 2) { y = un(u == 1 ? "square" : "abs", y); ysq = true; }
-    } else if (c == 1) {  // normalized: x / x.sum()
-      y = ew("div", x, back(r1, ra, s));
-      ypos = true;
-    } else {
-      std::string f = r_.chance(0.5) ? "mul" : "add";
-      y = ew(f, x, back(r1, ra, s));
-      ypos = xpos;
-    }
-    if (r_.chance(0.15)) output(r1);
-    if (s.size() >= 2 && r_.chance(0.15)) {  // the rest over a permuted view of x and y
-      std::vector<int64_t> order(s.size());
-      for (size_t i = 0; i < s.size(); i++) order[i] = static_cast<int64_t>(i);
-      for (size_t i = s.size() - 1; i > 0; i--) std::swap(order[i], order[static_cast<size_t>(r_.range(0, static_cast<int64_t>(i)))]);
-      Shape ps;
-      std::vector<bool> pa;
-      for (int64_t o : order) {
-        ps.push_back(s[static_cast<size_t>(o)]);
-        pa.push_back(ra[static_cast<size_t>(o)]);
-      }
-      x = permuted(x, order, ps);
-      y = permuted(y, order, ps);
-      s = ps;
-      ra = pa;
-    }
-    if (!r_.chance(0.85)) return output(y);
-    if (r_.chance(0.15)) output(y);
-    std::vector<bool> rb = r_.chance(0.65) ? ra : random_mask(s);
-    std::string op2 = r_.pick(ypos ? std::vector<std::string>{"sum", "sum", "mean", "max", "min"}
-                                   : std::vector<std::string>{"sum", "mean", "mean", "max", "min"});
-    int t = reduce_mask(op2, y, rb, r_.chance(0.6));
-    bool tpos = ypos;
-    if (ysq && r_.chance(0.7)) {  // std, 1 / std
-      t = un("sqrt", sc("add", t, eps()));
-      if (r_.chance(0.3)) t = un("reciprocal", t);
-      tpos = true;
-    } else if (ypos && r_.chance(0.6)) {  // log (logsumexp), sqrt, 1 / x
-      std::string f = r_.pick(std::vector<std::string>{"log", "log", "sqrt", "reciprocal"});
-      t = un(f, t);
-      tpos = f != "log";
-    }
-    if (node(t).shape == node(r1).shape && r_.chance(0.4)) {  // both reduces in one value: x.max() + log(sum)
-      t = ew(r_.pick(std::vector<std::string>{"add", "add", "mul", "sub"}), t, r1);
-      tpos = false;
-    }
-    if (!r_.chance(0.65)) return output(t);
-    if (r_.chance(0.2)) output(t);
-    int w = r_.chance(0.7) ? y : x, tb = back(t, rb, s);
-    std::string g = r_.pick(tpos ? std::vector<std::string>{"div", "div", "mul", "sub"}
-                                 : std::vector<std::string>{"sub", "sub", "mul", "add"});
-    int z = g != "div" && r_.chance(0.2) ? ew(g, tb, w) : ew(g, w, tb);
-    if (!r_.chance(0.25)) return output(z);
-    if (r_.chance(0.3)) output(z);
-    std::string op3 = r_.pick(std::vector<std::string>{"sum", "max", "mean", "min"});
-    std::vector<bool> rc = random_mask(s);
-    output(reduce_mask(op3, z, rc, r_.chance(0.5)));
-  }
-
-  // Several outputs over one loop nest (realized together, mostly): reduces of one value over the same
-  // axes (mean and variance, sum and max...), or an optimizer's update of several buffers.
-  void multi_output() {
-    int c = r_.weighted({35, 30, 35});
-    if (c == 2) return optimizer_step();
-    int x = motif_source();
-    const Shape s = node(x).shape;
-    std::vector<bool> ra = random_mask(s);
-    bool kd = r_.chance(0.5);
-    if (c == 0) {  // mean and variance (or std), maybe the normalized x too
-      int m = reduce_mask("mean", x, ra, true);
-      int d = ew("sub", x, back(m, ra, s));
-      int sq = r_.chance(0.5) ? un("square", d) : ew("mul", d, d);
-      int64_t cnt = 1;
-      for (size_t i = 0; i < s.size(); i++)
-        if (ra[i]) cnt *= s[i];
-      int v = cnt < 2 || r_.chance(0.6) ? reduce_mask("mean", sq, ra, kd)
-                                        : sc("div", reduce_mask("sum", sq, ra, kd), static_cast<double>(cnt - 1));  // unbiased
-      output(kd ? m : reduce_mask("mean", x, ra, false));
-      output(r_.chance(0.3) ? un("sqrt", v) : v);
-      if (r_.chance(0.4)) output(ew("div", d, back(un("sqrt", sc("add", v, eps())), ra, s)));  // layernorm
-    } else {  // 2-3 reduces of x or of one function of it
-      int fx = un(r_.pick(std::vector<std::string>{"square", "abs", "exp"}), x);
-      for (int i = static_cast<int>(r_.range(2, 3)); i > 0; i--) {
-        std::string op = r_.pick(std::vector<std::string>{"sum", "max", "min", "mean"});
-        output(reduce_mask(op, r_.chance(0.6) ? x : fx, ra, kd));
-      }
-    }
-  }
-
-  // New values of same-shape buffers from one gradient, all outputs: Adam (with L2 or decoupled weight
-  // decay) or SGD with momentum (maybe Nesterov's).
-  void optimizer_step() {
-    int g = motif_source();
-    const Shape s = node(g).shape;
-    DT d = node(g).dtype;
-    int p = add_input(s, d, true), m = add_input(s, d, true);
-    double lr = r_.pick(std::vector<double>{1e-3, 0.01, 0.1});
-    int wd = static_cast<int>(r_.weighted({60, 20, 20}));  // none, L2 in the gradient, decoupled
-    if (wd == 1) g = ew("add", g, sc("mul", p, 0.01));
-    if (r_.chance(0.6)) {  // m' = b1 m + (1 - b1) g, v' = b2 v + (1 - b2) g^2, p' = p - lr m' / (sqrt(v') + eps)
-      int v = add_input(s, d, true);
-      for (double& e : p_.nodes[static_cast<size_t>(v)].fdata) e = std::fabs(e);  // a second moment is >= 0
-      bool k = r_.chance(0.5);
-      int bm = sc("mul", m, k ? 0.9 : 0.8), bg = sc("mul", g, k ? 0.1 : 0.2);
-      int m1 = ew("add", bm, bg);
-      int g2 = r_.chance(0.5) ? un("square", g) : ew("mul", g, g);
-      int bv = sc("mul", v, k ? 0.999 : 0.99), bg2 = sc("mul", g2, k ? 1e-3 : 1e-2);
-      int v1 = ew("add", bv, bg2);
-      int den = un("sqrt", v1);
-      int upd = ew("div", m1, sc("add", den, r_.pick(std::vector<double>{1e-8, 1e-6, 1e-3})));
-      int pd = wd == 2 ? sc("mul", p, 0.999) : p;
-      output(ew("sub", pd, sc("mul", upd, lr)));
-      output(m1);
-      output(v1);
-    } else {  // b' = mu b + g, p' = p - lr b' (Nesterov: p - lr (g + mu b'))
-      double mu = r_.pick(std::vector<double>{0.9, 0.5});
-      int b1 = ew("add", sc("mul", m, mu), g);
-      int step = r_.chance(0.3) ? ew("add", g, sc("mul", b1, mu)) : b1;
-      int pd = wd == 2 ? sc("mul", p, 0.999) : p;
-      output(ew("sub", pd, sc("mul", step, lr)));
-      output(b1);
-    }
-  }
-
-  // ---- movement -------------------------------------------------------------------------------------
-  Shape reshape_target(int64_t n) {
-    if (n == 0) {
-      Shape s(static_cast<size_t>(r_.range(1, 3)));
-      for (int64_t& d : s) d = r_.range(1, 3);
-      s[static_cast<size_t>(r_.range(0, static_cast<int64_t>(s.size()) - 1))] = 0;
-      return s;
-    }
-    Shape s(static_cast<size_t>(r_.range(n == 1 ? 0 : 1, 4)), 1);
-    int64_t m = n;
-    for (int64_t f = 2; m > 1; f++)
-      while (m % f == 0) { s[static_cast<size_t>(r_.range(0, static_cast<int64_t>(s.size()) - 1))] *= f; m /= f; }
-    return s;
-  }
-
-  bool movement(int a) {
-    const Node& A = node(a);
-    Shape s = A.shape;
-    int nd = static_cast<int>(s.size());
-    int k = r_.weighted({20, 15, 12, 18, 15, 12, 18, 6});
-    Node n = mk("", {a}, A.dtype, A.dtype, {});
-    if (k == 0) {
-      n.kind = "reshape";
-      n.shape = n.ints = reshape_target(numel(s));
-    } else if (k == 1) {
-      if (nd < 2) return false;
-      std::vector<int64_t> order(static_cast<size_t>(nd));
-      for (int i = 0; i < nd; i++) order[static_cast<size_t>(i)] = i;
-      for (int i = nd - 1; i > 0; i--) std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(r_.range(0, i))]);
-      n.kind = "permute";
-      n.ints = order;
-      for (int64_t o : order) n.shape.push_back(s[static_cast<size_t>(o)]);
-    } else if (k == 2) {
-      bool changed = false;
-      n.ints = s;
-      for (size_t i = 0; i < s.size(); i++) {
-        if (s[i] == 1 && r_.chance(0.6)) { s[i] = n.ints[i] = r_.range(2, 4); changed = true; }
-        else if (r_.chance(0.3)) n.ints[i] = -1;  // -1 keeps the dim
-      }
-      if (r_.chance(0.3)) { int64_t e = r_.range(2, 3); s.insert(s.begin(), e); n.ints.insert(n.ints.begin(), e); changed = true; }
-      if (!changed || numel(s) > kCap) return false;
-      n.kind = "expand";
-      n.shape = s;
-    } else if (k == 3) {
-      if (nd == 0) return false;
-      bool any = false;
-      for (int64_t& d : s) {
-        int64_t b = r_.pick(std::vector<int64_t>{0, 0, 1, 2}), e = r_.pick(std::vector<int64_t>{0, 0, 1, 2});
-        n.pairs.push_back({b, e});
-        d += b + e;
-        any |= b + e > 0;
-      }
-      if (!any || numel(s) > kCap) return false;
-      n.kind = "pad";
-      n.value = r_.chance(0.5) ? 0 : random_value(A.dtype);
-      n.shape = s;
-    } else if (k == 4) {
-      if (nd == 0) return false;
-      for (int64_t& d : s) {
-        int64_t b = 0, e = d;
-        if (r_.chance(0.5)) { b = r_.range(0, d); e = r_.range(b, d); }
-        n.pairs.push_back({b, e});
-        d = e - b;
-      }
-      n.kind = "shrink";
-      n.shape = s;
-    } else if (k == 5) {
-      if (nd == 0) return false;
-      for (int i = 0; i < nd; i++)
-        if (r_.chance(0.5)) n.ints.push_back(r_.chance(0.3) ? i - nd : i);
-      if (n.ints.empty()) n.ints.push_back(r_.range(0, nd - 1));
-      n.kind = "flip";
-      n.shape = s;
-    } else if (k == 6) {
-      if (nd == 0) return false;
-      int cnt = static_cast<int>(r_.range(1, nd));
-      for (int i = 0; i < cnt; i++) {
-        int64_t dim = s[static_cast<size_t>(i)];
-        SliceArg sl;
-        if (dim > 0 && r_.chance(0.2)) {
-          sl.is_int = true;
-          sl.idx = r_.range(-dim, dim - 1);
-        } else {
-          if (r_.chance(0.6)) sl.start = r_.range(-dim - 2, dim + 2);
-          if (r_.chance(0.6)) sl.stop = r_.range(-dim - 2, dim + 2);
-          if (r_.chance(0.7)) sl.step = r_.pick(std::vector<int64_t>{1, 2, 3, -1, -2});
-          n.shape.push_back(slice_indices(sl, dim).len);
-        }
-        n.slices.push_back(sl);
-      }
-      for (int i = cnt; i < nd; i++) n.shape.push_back(s[static_cast<size_t>(i)]);
-      n.kind = "index";
-    } else {
-      int64_t d = r_.range(-nd - 1, nd);
-      n.kind = "unsqueeze";
-      n.ints = {d};
-      s.insert(s.begin() + (d < 0 ? d + nd + 1 : d), 1);
-      n.shape = s;
-    }
-    push(std::move(n));
-    return true;
-  }
-
-  bool cat_stack(int a) {
-    const Node A = node(a);
-    Shape s = A.shape;
-    int nd = static_cast<int>(s.size());
-    bool stack = r_.chance(0.35);
-    if (!stack && nd == 0) return false;
-    int64_t dim = stack ? r_.range(-nd - 1, nd) : r_.range(-nd, nd - 1);
-    int64_t nd_dim = dim < 0 ? dim + (stack ? nd + 1 : nd) : dim;
-    int pieces = static_cast<int>(r_.range(2, 3));
-    std::vector<int> args = {a};
-    int64_t total = stack ? 1 : s[static_cast<size_t>(nd_dim)];
-    for (int i = 1; i < pieces; i++) {
-      int c = r_.weighted({3, 3, 4});
-      int id = -1;
-      if (c == 0) id = a;
-      if (c == 1) {
-        std::vector<int> cand;
-        for (int j = 0; j <= last(); j++) {
-          const Node& J = node(j);
-          if (J.dtype != A.dtype || J.shape.size() != s.size()) continue;
-          bool ok = true;
-          for (int q = 0; q < nd; q++) ok &= J.shape[static_cast<size_t>(q)] == s[static_cast<size_t>(q)] || (!stack && q == nd_dim);
-          if (ok) cand.push_back(j);
-        }
-        if (!cand.empty()) id = r_.pick(cand);
-      }
-      if (id < 0) {
-        Shape t = s;
-        if (!stack) t[static_cast<size_t>(nd_dim)] = r_.range(0, 3);
-        id = add_input(t, A.dtype);
-      }
-      args.push_back(id);
-      total += stack ? 1 : node(id).shape[static_cast<size_t>(nd_dim)];
-    }
-    if (stack) s.insert(s.begin() + nd_dim, static_cast<int64_t>(pieces));
-    else s[static_cast<size_t>(nd_dim)] = total;
-    if (numel(s) > kCap) return false;
-    Node n = mk(stack ? "stack" : "cat", args, A.dtype, A.dtype, s);
-    n.ints = {dim};
-    push(std::move(n));
-    return true;
-  }
-
-  // ---- matmul ---------------------------------------------------------------------------------------
-  bool dot(int a) {
-    const Node A = node(a);
-    int nd = static_cast<int>(A.shape.size());
-    if (nd < 1 || nd > 3) return false;
-    int64_t k = A.shape.back();
-    int w;
-    if (nd == 2 && r_.chance(0.2)) {  // x @ x.T: one value read twice
-      Node t = mk("permute", {a}, A.dtype, A.dtype, {A.shape[1], A.shape[0]});
-      t.ints = {1, 0};
-      w = push(std::move(t));
-    } else {
-      Shape ws;
-      int c = static_cast<int>(r_.range(0, 2));
-      if (c == 0) ws = {k};
-      else if (c == 1) ws = {k, r_.range(0, 4)};
-      else ws = {nd == 3 ? (r_.chance(0.5) ? A.shape[0] : 1) : r_.range(1, 3), k, r_.range(1, 4)};
-      w = add_input(ws, r_.chance(0.6) ? A.dtype : random_dtype());
-    }
-    const Shape& W = node(w).shape;
-    Shape out;
-    if (nd == 1 && W.size() == 1) out = {};
-    else if (W.size() == 1) out = Shape(A.shape.begin(), A.shape.end() - 1);
-    else {
-      Shape ab(A.shape.begin(), A.shape.end() - std::min(nd, 2)), wb(W.begin(), W.end() - 2);
-      auto b = broadcast(ab, wb);
-      if (!b) return false;
-      out = *b;
-      if (nd >= 2) out.push_back(A.shape[static_cast<size_t>(nd - 2)]);
-      out.push_back(W.back());
-    }
-    if (numel(out) > kCap || numel(out) * std::max<int64_t>(k, 1) > 4 * kCap) return false;
-    DT p = lub(A.dtype, node(w).dtype);
-    push(mk("dot", {a, w}, p, sum_acc(p), out));
-    return true;
-  }
-
-  // ---- constants and where --------------------------------------------------------------------------
-  bool full_where(int a) {
-    const Node A = node(a);
-    DT d = random_dtype();
-    Node f = mk("full", {}, d, d, variant(A.shape));
-    f.value = random_value(d);
-    int fid = push(std::move(f));
-    int c = r_.chance(0.5) ? partner(a) : a;
-    auto xy = broadcast(node(a).shape, node(fid).shape);
-    auto out = broadcast(node(c).shape, *xy);
-    if (!out || numel(*out) > kCap) return false;
-    bool swap = r_.chance(0.5);
-    DT p = lub(node(a).dtype, d);
-    push(mk("where", {c, swap ? fid : a, swap ? a : fid}, p, p, *out));
-    return true;
-  }
-};
-
 }  // namespace
 
-Program generate(uint64_t seed) { return Gen(seed).run(); }
+Program Gen::run() {
+  int n_in = static_cast<int>(r_.range(1, 2));
+  for (int i = 0; i < n_in; i++) {
+    Shape s = random_shape();  // each draw its own statement: the order of a call's arguments is unspecified
+    add_input(s, random_dtype());
+  }
+  int n_ops = static_cast<int>(r_.range(2, 7));
+  // the motifs (a reduce chain, a multi-output group) go in among the random steps, so that later
+  // steps may read their values and they may read earlier ones
+  int chain_at = r_.chance(0.7) ? static_cast<int>(r_.range(0, n_ops)) : -1;
+  int group_at = r_.chance(0.35) ? static_cast<int>(r_.range(0, n_ops)) : -1;
+  steps_last_ = last();
+  for (int i = 0; i <= n_ops; i++) {
+    in_motif_ = true;
+    if (i == chain_at) reduce_chain();
+    if (i == group_at) multi_output();
+    in_motif_ = false;
+    if (i < n_ops) step();
+  }
+  output(steps_last_);  // the motifs output their own values
+  for (double pr : {0.3, 0.1}) {
+    if (!r_.chance(pr)) continue;
+    int o = static_cast<int>(r_.range(0, last()));
+    if (node(o).kind != "input") output(o);
+  }
+  // outputs of one motif share a loop nest: realized together they make one schedule
+  p_.corealize = r_.chance(group_at >= 0 || p_.outputs.size() > 2 ? 0.8 : 0.5);
+  return p_;
+}
+
+void Gen::output(int id) {
+  if (std::find(p_.outputs.begin(), p_.outputs.end(), id) == p_.outputs.end()) p_.outputs.push_back(id);
+}
+
+Shape Gen::random_shape() {
+  int rank = r_.weighted({10, 25, 30, 25, 10});
+  Shape s;
+  for (int i = 0; i < rank; i++) s.push_back(r_.chance(0.04) ? 0 : r_.chance(0.22) ? 1 : r_.range(2, 5));
+  while (numel(s) > kCap) *std::max_element(s.begin(), s.end()) -= 1;
+  return s;
+}
+
+int Gen::push(Node n) {
+  // a motif's nodes are rarely forced out of the lazy graph: the fusion across them is what it tests
+  if (n.kind != "input" && n.kind != "full") n.sched = in_motif_ ? r_.weighted({94, 3, 3}) : r_.weighted({86, 7, 7});
+  p_.nodes.push_back(std::move(n));
+  from_motif_.push_back(in_motif_);
+  return last();
+}
+
+Node Gen::mk(const std::string& kind, std::vector<int> args, DT dtype, DT cdtype, Shape shape) {
+  Node n;
+  n.kind = kind;
+  n.args = std::move(args);
+  n.dtype = dtype;
+  n.cdtype = cdtype;
+  n.shape = std::move(shape);
+  return n;
+}
+
+int Gen::add_input(Shape shape, DT d, bool tame) {
+  Node n = mk("input", {}, d, d, std::move(shape));
+  int64_t cnt = numel(n.shape);
+  if (is_float(d)) {
+    bool grid = r_.chance(0.5), specials = !tame && r_.chance(0.3);
+    double huge = d == DT::F16 ? 30000.0 : d == DT::F32 ? static_cast<double>(1e30f) : 1e300;
+    double tiny = d == DT::F16 ? std::ldexp(1.0, -20) : d == DT::F32 ? std::ldexp(1.0, -140) : std::ldexp(1.0, -1060);
+    const std::vector<double> special = {NAN, INFINITY, -INFINITY, 0.0, huge, -huge, tiny};
+    for (int64_t i = 0; i < cnt; i++) {
+      double x;
+      if (specials && r_.chance(0.15)) x = r_.pick(special);
+      else if (grid) x = static_cast<double>(r_.range(-48, 48)) / 16;
+      else if (d == DT::F16) x = static_cast<double>(r_.range(-2048, 2048)) / 1024;
+      else if (d == DT::F32) x = static_cast<double>(static_cast<float>(r_.unif() * 6 - 3));
+      else x = r_.unif() * 6 - 3;
+      n.fdata.push_back(x);
+    }
+  } else if (d == DT::Bool) {
+    for (int64_t i = 0; i < cnt; i++) n.idata.push_back(r_.range(0, 1));
+  } else {
+    bool extremes = r_.chance(0.15);
+    std::vector<int64_t> ext;
+    switch (d) {
+      case DT::I8: ext = {-128, 127, -1, 0, 1}; break;
+      case DT::U8: ext = {0, 255, 254, 1}; break;
+      case DT::I32: ext = {INT32_MIN, INT32_MAX, -1, 0, 1}; break;
+      default: ext = {INT64_MIN, INT64_MAX, -1, 0, 1}; break;
+    }
+    for (int64_t i = 0; i < cnt; i++) {
+      if (extremes && r_.chance(0.2)) n.idata.push_back(r_.pick(ext));
+      else n.idata.push_back(is_unsigned(d) ? r_.range(0, 18) : r_.range(-9, 9));
+    }
+  }
+  return push(std::move(n));
+}
+
+std::vector<int> Gen::earlier() {
+  bool motifs = r_.chance(0.2);
+  std::vector<int> c;
+  for (int j = 0; j <= last(); j++)
+    if (motifs || !from_motif_[static_cast<size_t>(j)]) c.push_back(j);
+  return c;
+}
+
+Shape Gen::variant(const Shape& a) {
+  Shape s = a;
+  if (r_.chance(0.05)) return {};
+  if (!s.empty() && r_.chance(0.15)) s.erase(s.begin(), s.begin() + r_.range(1, static_cast<int64_t>(s.size())));
+  for (int64_t& d : s) {
+    if (r_.chance(0.25)) d = 1;
+    else if (d == 1 && r_.chance(0.3)) d = r_.range(2, 3);
+  }
+  if (r_.chance(0.08)) s.insert(s.begin(), r_.range(2, 3));
+  auto b = broadcast(a, s);
+  return b && numel(*b) <= kCap ? s : a;
+}
+
+int Gen::partner(int a) {
+  const Node& A = node(a);
+  if (r_.chance(0.4)) {
+    std::vector<int> c;
+    for (int j : earlier()) {
+      auto b = broadcast(A.shape, node(j).shape);
+      if (b && numel(*b) <= kCap) c.push_back(j);
+    }
+    if (!c.empty()) return r_.pick(c);
+  }
+  bool input_dt = std::find(kInputDTs.begin(), kInputDTs.end(), A.dtype) != kInputDTs.end();
+  Shape s = variant(A.shape);
+  return add_input(s, r_.chance(0.6) && input_dt ? A.dtype : random_dtype());
+}
+
+double Gen::random_value(DT d) {
+  if (d == DT::Bool) return static_cast<double>(r_.range(0, 1));
+  if (is_unsigned(d)) return r_.pick(std::vector<double>{0, 3, 7, 1});
+  if (is_int(d)) return r_.pick(std::vector<double>{0, 3, -2, 1});
+  return r_.pick(std::vector<double>{0, 1.5, -2.0, 0.25, INFINITY});
+}
+
+void Gen::step() {
+  for (int attempt = 0; attempt < 20; attempt++) {
+    int k = r_.weighted({22, 22, 8, 14, 20, 6, 5, 3});
+    bool ok = k == 0   ? unary(pick())
+              : k == 1 ? binary(pick())
+              : k == 2 ? scalar(pick())
+              : k == 3 ? reduce(pick())
+              : k == 4 ? movement(pick())
+              : k == 5 ? cat_stack(pick())
+              : k == 6 ? dot(pick())
+                       : full_where(pick());
+    if (ok) break;
+    if (attempt == 19) unary(steps_last_);
+  }
+  steps_last_ = last();
+}
+
+// ---- elementwise ----------------------------------------------------------------------------------
+bool Gen::unary(int a) {
+  DT d = node(a).dtype;
+  if (r_.chance(0.25)) return cast(a, kInputDTs[static_cast<size_t>(r_.range(0, static_cast<int64_t>(kInputDTs.size()) - 1))]);
+  std::vector<std::string> ops = {"neg", "exp", "log", "sqrt", "sin", "reciprocal", "sigmoid", "tanh", "abs", "square", "logical_not"};
+  if (d != DT::Bool) ops.push_back("relu");
+  if (is_float(d)) for (const char* o : {"trunc", "floor", "ceil", "round", "isnan", "clip"}) ops.push_back(o);
+  if (!is_float(d)) ops.push_back("bitwise_not");
+  std::string op = r_.pick(ops);
+  if (op == "clip") {
+    Node n = mk("clip", {a}, d, d, node(a).shape);
+    n.value = r_.pick(std::vector<double>{-1.5, -0.5, 0});
+    n.value2 = r_.pick(std::vector<double>{0.5, 1, 2.25});
+    return push(std::move(n)), true;
+  }
+  DT out = d;
+  if (op == "exp" || op == "log" || op == "sqrt" || op == "sin" || op == "reciprocal" || op == "sigmoid" || op == "tanh")
+    out = lub_float(d);
+  if (op == "isnan" || op == "logical_not") out = DT::Bool;
+  push(mk(op, {a}, out, out == DT::Bool ? d : out, node(a).shape));
+  return true;
+}
+
+bool Gen::cast(int a, DT to) {
+  DT d = node(a).dtype;
+  Shape s = node(a).shape;
+  if (is_float(d) && is_int(to)) {
+    int isn = push(mk("isnan", {a}, DT::Bool, d, s));
+    Node z = mk("full", {}, d, d, {});
+    int zero = push(std::move(z));
+    int w = push(mk("where", {isn, zero, a}, d, d, s));
+    Node c = mk("clip", {w}, d, d, s);
+    c.value = to == DT::U8 ? 0 : to == DT::I8 ? -128 : d == DT::F16 ? -65504 : -2e9;
+    c.value2 = to == DT::U8 ? 255 : to == DT::I8 ? 127 : d == DT::F16 ? 65504 : 2e9;
+    a = push(std::move(c));
+  }
+  push(mk("cast", {a}, to, to, s));
+  return true;
+}
+
+bool Gen::binary(int a) {
+  static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "idiv", "maximum", "minimum", "lt", "le", "gt", "ge",
+                                               "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "where"};
+  std::string op = r_.pick(ops);
+  if (op == "where") {
+    int y = partner(a);
+    auto xy = broadcast(node(a).shape, node(y).shape);
+    int c = r_.chance(0.5) ? add_input(variant(*xy), DT::Bool) : partner(a);
+    auto out = broadcast(node(c).shape, *xy);
+    if (!out || numel(*out) > kCap) return false;
+    DT p = lub(node(a).dtype, node(y).dtype);
+    push(mk("where", {c, a, y}, p, p, *out));
+    return true;
+  }
+  int b = partner(a);
+  if (r_.chance(0.5)) std::swap(a, b);
+  auto out = broadcast(node(a).shape, node(b).shape);
+  if (!out || numel(*out) > kCap) return false;
+  DT p = lub(node(a).dtype, node(b).dtype);
+  // the ops defined for these dtypes; idiv, maximum and minimum twice (division by zero, INT_MIN / -1
+  // and NaN are their corner cases)
+  std::vector<std::string> valid;
+  for (const std::string& o : ops) {
+    if (o == "where" || (o == "sub" && p == DT::Bool) || (o.rfind("bitwise_", 0) == 0 && is_float(p))) continue;
+    if (o == "idiv" && !is_int(p)) continue;
+    valid.push_back(o);
+    if (o == "idiv" || o == "maximum" || o == "minimum") valid.push_back(o);
+  }
+  op = r_.pick(valid);
+  DT res = p, comp = p;
+  if (op == "div") res = comp = lub_float(p);
+  if (op == "lt" || op == "le" || op == "gt" || op == "ge" || op == "eq" || op == "ne") res = DT::Bool;
+  if (op == "logical_and" || op == "logical_or") res = comp = DT::Bool;
+  push(mk(op, {a, b}, res, comp, *out));
+  return true;
+}
+
+bool Gen::scalar(int a) {
+  static const std::vector<std::string> ops = {"add", "sub", "mul", "div", "lt", "gt", "eq"};
+  DT d = node(a).dtype;
+  Node n = mk("scalar", {a}, d, d, node(a).shape);
+  n.sub = r_.pick(ops);
+  n.scalar_int = r_.chance(0.5);
+  n.reverse = r_.chance(0.3);
+  if (n.scalar_int) n.value = static_cast<double>(is_unsigned(d) ? r_.range(0, 4) : r_.range(-3, 4));
+  else n.value = r_.pick(std::vector<double>{0.5, -1.5, 2.0, 0.1, 3.0, -0.25, 1e-3});
+  DT sdt = (is_float(d) || (is_int(d) && n.scalar_int)) ? d : n.scalar_int ? DT::I32 : DT::F32;
+  DT p = lub(d, sdt);
+  if (n.sub == "sub" && p == DT::Bool) return false;
+  n.cdtype = n.dtype = p;
+  if (n.sub == "div") n.cdtype = n.dtype = lub_float(p);
+  if (n.sub == "lt" || n.sub == "gt" || n.sub == "eq") n.dtype = DT::Bool;
+  push(std::move(n));
+  return true;
+}
+
+// ---- reductions -----------------------------------------------------------------------------------
+bool Gen::reduce(int a) {
+  const Node& A = node(a);
+  std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean"});
+  int nd = static_cast<int>(A.shape.size());
+  bool keepdim = r_.chance(0.4);
+  std::vector<bool> red(static_cast<size_t>(nd), false);
+  std::vector<int64_t> ints;
+  if (nd == 0) {
+    int c = r_.weighted({2, 1, 1});  // a 0-d tensor accepts axis 0 and -1 (torch's rule)
+    if (c == 1) ints = {0};
+    if (c == 2) ints = {-1};
+  } else if (r_.chance(0.25)) {
+    red.assign(red.size(), true);
+  } else {
+    for (int i = 0; i < nd; i++)
+      if (r_.chance(0.5)) red[static_cast<size_t>(i)] = true;
+    if (std::find(red.begin(), red.end(), true) == red.end()) red[static_cast<size_t>(r_.range(0, nd - 1))] = true;
+    ints = axes_arg(red);
+  }
+  for (int i = 0; i < nd; i++)  // max/min over a zero-length axis is an error (as torch): not generated
+    if (red[static_cast<size_t>(i)] && (op == "max" || op == "min") && A.shape[static_cast<size_t>(i)] == 0) return false;
+  reduce_over(op, a, ints, red, keepdim);
+  return true;
+}
+
+std::vector<int64_t> Gen::axes_arg(const std::vector<bool>& red) {
+  int nd = static_cast<int>(red.size());
+  std::vector<int64_t> ax;
+  for (int i = 0; i < nd; i++)
+    if (red[static_cast<size_t>(i)]) ax.push_back(r_.chance(0.3) ? i - nd : i);
+  if (r_.chance(0.3)) std::reverse(ax.begin(), ax.end());
+  return ax;
+}
+
+int Gen::reduce_over(const std::string& op, int a, std::vector<int64_t> ints, const std::vector<bool>& red, bool keepdim) {
+  const Node& A = node(a);
+  Node n = mk(op, {a}, A.dtype, A.dtype, {});
+  n.ints = std::move(ints);
+  n.keepdim = keepdim;
+  for (size_t i = 0; i < A.shape.size(); i++) {
+    if (!red[i]) n.shape.push_back(A.shape[i]);
+    else if (keepdim) n.shape.push_back(1);
+  }
+  if (op == "sum") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }
+  if (op == "mean") { n.cdtype = sum_acc(A.dtype); n.dtype = is_float(A.dtype) ? A.dtype : DT::F32; }
+  return push(std::move(n));
+}
+
+// ---- movement -------------------------------------------------------------------------------------
+Shape Gen::reshape_target(int64_t n) {
+  if (n == 0) {
+    Shape s(static_cast<size_t>(r_.range(1, 3)));
+    for (int64_t& d : s) d = r_.range(1, 3);
+    s[static_cast<size_t>(r_.range(0, static_cast<int64_t>(s.size()) - 1))] = 0;
+    return s;
+  }
+  Shape s(static_cast<size_t>(r_.range(n == 1 ? 0 : 1, 4)), 1);
+  int64_t m = n;
+  for (int64_t f = 2; m > 1; f++)
+    while (m % f == 0) { s[static_cast<size_t>(r_.range(0, static_cast<int64_t>(s.size()) - 1))] *= f; m /= f; }
+  return s;
+}
+
+bool Gen::movement(int a) {
+  const Node& A = node(a);
+  Shape s = A.shape;
+  int nd = static_cast<int>(s.size());
+  int k = r_.weighted({20, 15, 12, 18, 15, 12, 18, 6});
+  Node n = mk("", {a}, A.dtype, A.dtype, {});
+  if (k == 0) {
+    n.kind = "reshape";
+    n.shape = n.ints = reshape_target(numel(s));
+  } else if (k == 1) {
+    if (nd < 2) return false;
+    std::vector<int64_t> order(static_cast<size_t>(nd));
+    for (int i = 0; i < nd; i++) order[static_cast<size_t>(i)] = i;
+    for (int i = nd - 1; i > 0; i--) std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(r_.range(0, i))]);
+    n.kind = "permute";
+    n.ints = order;
+    for (int64_t o : order) n.shape.push_back(s[static_cast<size_t>(o)]);
+  } else if (k == 2) {
+    bool changed = false;
+    n.ints = s;
+    for (size_t i = 0; i < s.size(); i++) {
+      if (s[i] == 1 && r_.chance(0.6)) { s[i] = n.ints[i] = r_.range(2, 4); changed = true; }
+      else if (r_.chance(0.3)) n.ints[i] = -1;  // -1 keeps the dim
+    }
+    if (r_.chance(0.3)) { int64_t e = r_.range(2, 3); s.insert(s.begin(), e); n.ints.insert(n.ints.begin(), e); changed = true; }
+    if (!changed || numel(s) > kCap) return false;
+    n.kind = "expand";
+    n.shape = s;
+  } else if (k == 3) {
+    if (nd == 0) return false;
+    bool any = false;
+    for (int64_t& d : s) {
+      int64_t b = r_.pick(std::vector<int64_t>{0, 0, 1, 2}), e = r_.pick(std::vector<int64_t>{0, 0, 1, 2});
+      n.pairs.push_back({b, e});
+      d += b + e;
+      any |= b + e > 0;
+    }
+    if (!any || numel(s) > kCap) return false;
+    n.kind = "pad";
+    n.value = r_.chance(0.5) ? 0 : random_value(A.dtype);
+    n.shape = s;
+  } else if (k == 4) {
+    if (nd == 0) return false;
+    for (int64_t& d : s) {
+      int64_t b = 0, e = d;
+      if (r_.chance(0.5)) { b = r_.range(0, d); e = r_.range(b, d); }
+      n.pairs.push_back({b, e});
+      d = e - b;
+    }
+    n.kind = "shrink";
+    n.shape = s;
+  } else if (k == 5) {
+    if (nd == 0) return false;
+    for (int i = 0; i < nd; i++)
+      if (r_.chance(0.5)) n.ints.push_back(r_.chance(0.3) ? i - nd : i);
+    if (n.ints.empty()) n.ints.push_back(r_.range(0, nd - 1));
+    n.kind = "flip";
+    n.shape = s;
+  } else if (k == 6) {
+    if (nd == 0) return false;
+    int cnt = static_cast<int>(r_.range(1, nd));
+    for (int i = 0; i < cnt; i++) {
+      int64_t dim = s[static_cast<size_t>(i)];
+      SliceArg sl;
+      if (dim > 0 && r_.chance(0.2)) {
+        sl.is_int = true;
+        sl.idx = r_.range(-dim, dim - 1);
+      } else {
+        if (r_.chance(0.6)) sl.start = r_.range(-dim - 2, dim + 2);
+        if (r_.chance(0.6)) sl.stop = r_.range(-dim - 2, dim + 2);
+        if (r_.chance(0.7)) sl.step = r_.pick(std::vector<int64_t>{1, 2, 3, -1, -2});
+        n.shape.push_back(slice_indices(sl, dim).len);
+      }
+      n.slices.push_back(sl);
+    }
+    for (int i = cnt; i < nd; i++) n.shape.push_back(s[static_cast<size_t>(i)]);
+    n.kind = "index";
+  } else {
+    int64_t d = r_.range(-nd - 1, nd);
+    n.kind = "unsqueeze";
+    n.ints = {d};
+    s.insert(s.begin() + (d < 0 ? d + nd + 1 : d), 1);
+    n.shape = s;
+  }
+  push(std::move(n));
+  return true;
+}
+
+bool Gen::cat_stack(int a) {
+  const Node A = node(a);
+  Shape s = A.shape;
+  int nd = static_cast<int>(s.size());
+  bool stack = r_.chance(0.35);
+  if (!stack && nd == 0) return false;
+  int64_t dim = stack ? r_.range(-nd - 1, nd) : r_.range(-nd, nd - 1);
+  int64_t nd_dim = dim < 0 ? dim + (stack ? nd + 1 : nd) : dim;
+  int pieces = static_cast<int>(r_.range(2, 3));
+  std::vector<int> args = {a};
+  int64_t total = stack ? 1 : s[static_cast<size_t>(nd_dim)];
+  for (int i = 1; i < pieces; i++) {
+    int c = r_.weighted({3, 3, 4});
+    int id = -1;
+    if (c == 0) id = a;
+    if (c == 1) {
+      std::vector<int> cand;
+      for (int j = 0; j <= last(); j++) {
+        const Node& J = node(j);
+        if (J.dtype != A.dtype || J.shape.size() != s.size()) continue;
+        bool ok = true;
+        for (int q = 0; q < nd; q++) ok &= J.shape[static_cast<size_t>(q)] == s[static_cast<size_t>(q)] || (!stack && q == nd_dim);
+        if (ok) cand.push_back(j);
+      }
+      if (!cand.empty()) id = r_.pick(cand);
+    }
+    if (id < 0) {
+      Shape t = s;
+      if (!stack) t[static_cast<size_t>(nd_dim)] = r_.range(0, 3);
+      id = add_input(t, A.dtype);
+    }
+    args.push_back(id);
+    total += stack ? 1 : node(id).shape[static_cast<size_t>(nd_dim)];
+  }
+  if (stack) s.insert(s.begin() + nd_dim, static_cast<int64_t>(pieces));
+  else s[static_cast<size_t>(nd_dim)] = total;
+  if (numel(s) > kCap) return false;
+  Node n = mk(stack ? "stack" : "cat", args, A.dtype, A.dtype, s);
+  n.ints = {dim};
+  push(std::move(n));
+  return true;
+}
+
+// ---- matmul ---------------------------------------------------------------------------------------
+bool Gen::dot(int a) {
+  const Node A = node(a);
+  int nd = static_cast<int>(A.shape.size());
+  if (nd < 1 || nd > 3) return false;
+  int64_t k = A.shape.back();
+  int w;
+  if (nd == 2 && r_.chance(0.2)) {  // x @ x.T: one value read twice
+    Node t = mk("permute", {a}, A.dtype, A.dtype, {A.shape[1], A.shape[0]});
+    t.ints = {1, 0};
+    w = push(std::move(t));
+  } else {
+    Shape ws;
+    int c = static_cast<int>(r_.range(0, 2));
+    if (c == 0) ws = {k};
+    else if (c == 1) ws = {k, r_.range(0, 4)};
+    else ws = {nd == 3 ? (r_.chance(0.5) ? A.shape[0] : 1) : r_.range(1, 3), k, r_.range(1, 4)};
+    w = add_input(ws, r_.chance(0.6) ? A.dtype : random_dtype());
+  }
+  const Shape& W = node(w).shape;
+  Shape out;
+  if (nd == 1 && W.size() == 1) out = {};
+  else if (W.size() == 1) out = Shape(A.shape.begin(), A.shape.end() - 1);
+  else {
+    Shape ab(A.shape.begin(), A.shape.end() - std::min(nd, 2)), wb(W.begin(), W.end() - 2);
+    auto b = broadcast(ab, wb);
+    if (!b) return false;
+    out = *b;
+    if (nd >= 2) out.push_back(A.shape[static_cast<size_t>(nd - 2)]);
+    out.push_back(W.back());
+  }
+  if (numel(out) > kCap || numel(out) * std::max<int64_t>(k, 1) > 4 * kCap) return false;
+  DT p = lub(A.dtype, node(w).dtype);
+  push(mk("dot", {a, w}, p, sum_acc(p), out));
+  return true;
+}
+
+// ---- constants and where --------------------------------------------------------------------------
+bool Gen::full_where(int a) {
+  const Node A = node(a);
+  DT d = random_dtype();
+  Node f = mk("full", {}, d, d, variant(A.shape));
+  f.value = random_value(d);
+  int fid = push(std::move(f));
+  int c = r_.chance(0.5) ? partner(a) : a;
+  auto xy = broadcast(node(a).shape, node(fid).shape);
+  auto out = broadcast(node(c).shape, *xy);
+  if (!out || numel(*out) > kCap) return false;
+  bool swap = r_.chance(0.5);
+  DT p = lub(node(a).dtype, d);
+  push(mk("where", {c, swap ? fid : a, swap ? a : fid}, p, p, *out));
+  return true;
+}
+
+}  // namespace gen
+
+Program generate(uint64_t seed) { return gen::Gen(seed).run(); }
 
 }  // namespace tgdiff
