@@ -9,8 +9,9 @@
 // UNROLLs for its unrolled dims) of its level into its lowered source. A reduce's level is one more than
 // the deepest reduce it reads (0 for none), so reduces that do not read each other (a batchnorm
 // backward's sums, mean and sum of squares) share one loop and each load in it, while a reduce of a
-// reduce (softmax's sum after its max) runs a loop of its own. Where the output keeps a reduce dim whole (softmax: the row's max and sum are
-// read back over the row), the STORE binds what is left unbound to a Row range of its own.
+// reduce (softmax's sum after its max) runs a loop of its own. Where the output keeps a reduce dim whole
+// (softmax: the row's max and sum are read back over the row), the STORE binds what is left unbound to a
+// Row range of its own.
 //
 // A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming: the renderer
 // may write it around the caches (kStreamingBytes).
