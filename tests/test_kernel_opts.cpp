@@ -1,6 +1,7 @@
 // The kernel optimizer: every OptOps action against the unoptimized kernel (NOOPT) on random shapes,
-// random valid action sequences on random ASTs, invalid actions rejected with tg::Error, and kernels
-// with two and three reduces (hand-built ASTs) against the same computation in separate kernels.
+// random valid action sequences on random ASTs, invalid actions rejected with tg::Error, and the default
+// heuristics' choices (register and channel tiles, blocks, vector lanes). Kernels with several reduces:
+// test_multi_reduce.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include "codegen/kernel.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
+#include "kernel_ast.h"
 #include "lazy/lazybuffer.h"
 #include "test_util.h"
 #include "tg/tg.h"
@@ -81,12 +83,6 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
                 std::fabs(got[i] - want[i]) <= 1e-4 + 1e-4 * std::fabs(want[i]);
     ASSERT_TRUE(same) << what << ": element " << i << " is " << got[i] << ", want " << want[i];
   }
-}
-
-std::string opts_str(const std::vector<Opt>& opts) {
-  std::string s;
-  for (auto& o : opts) s += o.str() + " ";
-  return s;
 }
 
 Tensor rand_tensor(std::mt19937& rng, const Shape& shape, DType dt) {
@@ -585,91 +581,6 @@ TEST(KernelOpts, RendersVectors) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "vector matmul");
 }
 
-namespace {
-// Hand-built ASTs over raw buffers: x is (4, n) float32; outputs are (4, 1).
-UOpPtr view(const Shape& shape, const std::optional<Shape>& strides = std::nullopt) {
-  return UOp::make(Ops::VIEW, dtypes::void_, {}, std::shared_ptr<const ArgObject>(std::make_shared<ShapeTracker>(std::vector<View>{View::create(shape, strides)})));
-}
-UOpPtr glob(int i) { return UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.pointer(), {}, int64_t{i}); }
-UOpPtr cnst(double v, const Shape& s) { return UOp::make(Ops::CONST, dtypes::float32, {view(s, Shape(s.size(), 0))}, v); }
-UOpPtr reduce(Ops op, const UOpPtr& x) { return UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {x}, ReduceArg{op, {1}}); }
-
-std::vector<float> run_ast(const UOpPtr& ast, const std::vector<float>& x, size_t nout, const std::vector<Opt>& opts) {
-  Kernel k(ast, Device::get("CPU").renderer());
-  for (auto& o : opts) k.apply_opt(o);
-  auto runner = compile_kernel(k, "CPU");
-  Buffer out("CPU", nout, dtypes::float32), in("CPU", x.size(), dtypes::float32);
-  out.allocate();
-  in.allocate();
-  in.copyin(x.data());
-  runner->exec({&out, &in}, {}, true);
-  std::vector<float> r(nout);
-  out.copyout(r.data());
-  return r;
-}
-
-// The opt lists every multi-reduce test runs: none, the reduce unrolled by u, the rows upcast, both.
-std::vector<std::vector<Opt>> multi_reduce_opts(int64_t u) {
-  return {{}, {{OptOps::UNROLL, 0, u}}, {{OptOps::UPCAST, 0, 4}}, {{OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, u}}};
-}
-
-// Runs `ast` on x under each of multi_reduce_opts(u): the output is near `want`.
-void expect_ast_near(const UOpPtr& ast, const std::vector<float>& x, const std::vector<float>& want, int64_t u, double atol, double rtol,
-                     const std::string& what) {
-  for (const auto& opts : multi_reduce_opts(u)) {
-    std::vector<float> got = run_ast(ast, x, want.size(), opts);
-    for (size_t i = 0; i < want.size(); i++)
-      EXPECT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << what << " i=" << i << " opts " << opts_str(opts);
-  }
-}
-}  // namespace
-
-// mean, then the variance around it, in one kernel: two reduces over the same axis are two loops.
-TEST(KernelMultiReduce, MeanThenVariance) {
-  for (int64_t n : {2, 7, 64, 100}) {
-    std::mt19937 rng(static_cast<unsigned>(n));
-    std::vector<float> x(4 * n);
-    for (auto& v : x) v = std::uniform_real_distribution<float>(-2, 3)(rng);
-    Shape full{4, n}, out{4, 1};
-    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
-    UOpPtr mean = reduce(Ops::ADD, load)->mul(cnst(1.0 / static_cast<double>(n), out));
-    UOpPtr d = load->add(mean->unary(Ops::NEG));
-    UOpPtr var = reduce(Ops::ADD, d->mul(d))->mul(cnst(1.0 / static_cast<double>(n), out));
-    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), var})});
-    // the same computation in separate kernels, through the Tensor API
-    Tensor t = Tensor(x, {4, n});
-    std::vector<float> want = (t - t.mean({1}, true)).square().mean({1}).tolist<float>();
-    expect_ast_near(ast, x, want, n % 4 == 0 ? 4 : n, 1e-4, 1e-4, "n=" + std::to_string(n));
-    Kernel k(ast, Device::get("CPU").renderer());
-    std::string src = compile_kernel(k, "CPU")->kernel.src;
-    if (n > 1) {  // two reduces over one axis: two loops (besides the launched dim's)
-      EXPECT_EQ(loop_vars(src).size(), 3u) << src;
-    }
-  }
-}
-
-// Two reduces that do not read each other (a sum and a sum of squares) share one loop, and the load
-// in it; a reduce of a reduce (MeanThenVariance) keeps a loop of its own.
-TEST(KernelMultiReduce, IndependentReducesShareALoop) {
-  for (int64_t n : {2, 7, 64, 100}) {
-    std::mt19937 rng(static_cast<unsigned>(n) + 300);
-    std::vector<float> x(4 * n);
-    for (auto& v : x) v = std::uniform_real_distribution<float>(-2, 3)(rng);
-    Shape full{4, n}, out{4, 1};
-    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
-    UOpPtr both = reduce(Ops::ADD, load)->add(reduce(Ops::MAX, load->mul(load)));
-    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), both})});
-    Tensor t = Tensor(x, {4, n});
-    std::vector<float> want = (t.sum({1}) + t.square().max({1})).tolist<float>();
-    expect_ast_near(ast, x, want, n % 4 == 0 ? 4 : n, 1e-4, 1e-4, "n=" + std::to_string(n));
-    Kernel k(ast, Device::get("CPU").renderer());
-    std::string src = compile_kernel(k, "CPU")->kernel.src;
-    if (n > 1) {  // the launched dim's loop and one reduce loop
-      EXPECT_EQ(loop_vars(src).size(), 2u) << src;
-    }
-  }
-}
-
 // A reduce whose output is contiguous along a dim where only a per-channel value broadcasts (a split
 // batchnorm-backward sum: out[c, p] = sum_r x[p, c, r] * s[c]) gets no register tile there: x jumps
 // from lane to lane, and s is read once per output anyway. Its reduce is read as vectors instead.
@@ -705,47 +616,6 @@ TEST(KernelOpts, NoRegisterTileWithoutAReusedLoad) {
     }
 }
 
-// max, sum of exp, then the expectation of x under the softmax: three reduces in one kernel.
-TEST(KernelMultiReduce, ThreeReduces) {
-  for (int64_t n : {2, 5, 48}) {
-    std::mt19937 rng(static_cast<unsigned>(n) + 100);
-    std::vector<float> x(4 * n);
-    for (auto& v : x) v = std::uniform_real_distribution<float>(-4, 4)(rng);
-    Shape full{4, n}, out{4, 1};
-    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
-    UOpPtr m = reduce(Ops::MAX, load);
-    UOpPtr e = load->add(m->unary(Ops::NEG))->mul(cnst(1.4426950408889634, full))->unary(Ops::EXP2);
-    UOpPtr s = reduce(Ops::ADD, e);
-    UOpPtr p = e->mul(s->unary(Ops::RECIP));
-    UOpPtr ex = reduce(Ops::ADD, p->mul(load));
-    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), ex})});
-    Tensor t = Tensor(x, {4, n});
-    std::vector<float> want = (t.softmax(1) * t).sum({1}).tolist<float>();
-    expect_ast_near(ast, x, want, n % 4 == 0 ? 4 : n, 1e-4, 1e-4, "n=" + std::to_string(n));
-  }
-}
-
-// softmax in one kernel: the max and the sum of exp are read back over the row they reduced, so the
-// STORE runs its own loop over the row after the two reduces' loops (three loops a row, not n^2 work).
-TEST(KernelMultiReduce, SoftmaxStoresTheWholeRow) {
-  for (int64_t n : {2, 5, 48, 64}) {
-    std::mt19937 rng(static_cast<unsigned>(n) + 200);
-    std::vector<float> x(4 * n);
-    for (auto& v : x) v = std::uniform_real_distribution<float>(-4, 4)(rng);
-    Shape full{4, n}, out{4, 1};
-    UOpPtr load = UOp::make(Ops::LOAD, dtypes::float32, {glob(1), view(full)});
-    UOpPtr m = reduce(Ops::MAX, load);
-    UOpPtr e = load->add(m->unary(Ops::NEG))->mul(cnst(1.4426950408889634, full))->unary(Ops::EXP2);
-    UOpPtr p = e->mul(reduce(Ops::ADD, e)->unary(Ops::RECIP));
-    UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(full), p})});
-    std::vector<float> want = Tensor(x, {4, n}).softmax(1).tolist<float>();
-    expect_ast_near(ast, x, want, n % 16 == 0 ? 16 : n % 4 == 0 ? 4 : n, 1e-6, 1e-5, "n=" + std::to_string(n));
-    Kernel k(ast, Device::get("CPU").renderer());
-    EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::GLOBAL, AxisType::REDUCE}));
-    std::string src = compile_kernel(k, "CPU")->kernel.src;
-    if (n > 1) { EXPECT_EQ(loop_vars(src).size(), 4u) << src; }  // the rows, the two reduces, the store's row
-  }
-}
 
 // A big reduction to a small output is two kernels (tinygrad's split_reduceop): the first has outputs
 // to spread over threads, the second reduces those.
