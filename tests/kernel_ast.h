@@ -8,8 +8,33 @@
 
 #include "codegen/kernel.h"
 #include "engine/realize.h"
+#include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "shape/shapetracker.h"
+
+// The renderer `base` with another target's vector registers: the heuristics then tile as they would for
+// that target, on any machine (the kernels still render and run as `base`'s). Keep it alive as long as
+// the Kernels made with it.
+inline std::shared_ptr<tg::Renderer> with_vector_unit(const tg::Renderer& base, tg::VectorUnit unit) {
+  struct Renderer final : tg::Renderer {
+    const tg::Renderer& base;
+    tg::VectorUnit unit;
+    Renderer(const tg::Renderer& b, tg::VectorUnit u) : base(b), unit(u) {}
+    std::string device() const override { return base.device(); }
+    bool has_local() const override { return base.has_local(); }
+    bool has_shared() const override { return base.has_shared(); }
+    int global_max_dims() const override { return base.global_max_dims(); }
+    bool supports(tg::DType d) const override { return base.supports(d); }
+    int max_vector_bytes() const override { return base.max_vector_bytes(); }
+    tg::VectorUnit vector_unit() const override { return unit; }
+    bool vector_alu(tg::Ops op, tg::DType d) const override { return base.vector_alu(op, d); }
+    int64_t matmul_panel(tg::DType d) const override { return tg::cpu_matmul_panel(d, unit); }
+    tg::RenderedKernel render(const std::string& name, const std::vector<tg::UOpPtr>& uops) const override { return base.render(name, uops); }
+  };
+  return std::make_shared<Renderer>(base, unit);
+}
+// The CPU device's renderer with AVX-512's registers, for tests of the heuristics' exact choices.
+inline std::shared_ptr<tg::Renderer> avx512_renderer() { return with_vector_unit(tg::Device::get("CPU").renderer(), tg::kAVX512); }
 
 // A VIEW of `shape` (contiguous, or with `strides`).
 inline tg::UOpPtr view(const tg::Shape& shape, const std::optional<tg::Shape>& strides = std::nullopt) {

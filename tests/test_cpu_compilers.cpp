@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "codegen/kernel.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
+#include "kernel_ast.h"
 #include "runtime/device.h"
 #include "runtime/ops_cpu.h"
 #include "test_util.h"
@@ -125,12 +127,48 @@ TEST(LLVMKernels, RendersLLVMIR) {
   Tensor x = Tensor::rand({64, 64}, dtypes::float32, dev);
   x.realize();
   ScheduleItem si = create_schedule({((x * 3).exp().sum({1})).lazydata()}).back();
-  Kernel k(si.ast, Device::get(dev).renderer());
+  auto ren = with_vector_unit(Device::get(dev).renderer(), kAVX512);  // 16-float vectors on any machine
+  Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string src = compile_kernel(k, dev)->kernel.src;
   EXPECT_THAT(src, HasSubstr("define void @r_"));
   EXPECT_THAT(src, HasSubstr("(ptr noalias %bufs, ptr noalias %vals, i64 %gstart, i64 %gend)"));
   EXPECT_THAT(src, HasSubstr("call <16 x float> @tg_exp2_v16f32("));  // the vector exp2, as the C has it
+}
+
+// The heuristics tile for the target's vector registers. Each compiler says what they are for a CPU_TARGET:
+// the C compiler by its predefined macros (a probe that is compiled, never run, so a newer target than
+// this CPU is safe), LLVM by the target's features (a named CPU's own and those they imply: x86-64-v3
+// names avx2, which implies avx).
+TEST(CPUTargets, VectorUnitOfTheTarget) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "x86-64 targets";
+#endif
+  // (x86-64, SSE2 only, gets AVX-512's tiles: ops_cpu.cpp's kSSETiles)
+  const std::vector<std::pair<std::string, VectorUnit>> targets = {{"x86-64", {64, 32}}, {"x86-64-v3", {32, 16}}, {"skylake-avx512", {64, 32}}};
+  std::vector<CPUOptions> compilers;
+  for (const char* cc : {"clang", "gcc"})
+    if (std::system((std::string("command -v ") + cc + " >/dev/null 2>&1").c_str()) == 0) {
+      CPUOptions o;
+      o.compiler = KernelCompiler::Clang;
+      o.cc = {cc};
+      compilers.push_back(o);
+    }
+  if (cpu_has_llvm()) {
+    CPUOptions o;
+    o.compiler = KernelCompiler::LLVM;
+    compilers.push_back(o);
+  }
+  for (CPUOptions o : compilers)
+    for (auto& [target, want] : targets) {
+      o.target = target;
+      auto dev = make_cpu_device("CPUUNIT", o);
+      VectorUnit got = dev->renderer().vector_unit();
+      std::string who = (o.compiler == KernelCompiler::LLVM ? std::string("llvm") : o.cc[0]) + " -march=" + target;
+      EXPECT_EQ(got.bytes, want.bytes) << who;
+      EXPECT_EQ(got.registers, want.registers) << who;
+      EXPECT_EQ(dev->renderer().matmul_panel(dtypes::float32), 2 * want.bytes / 4) << who;
+    }
 }
 
 TEST(LLVMKernels, CompileErrorIsATgError) {

@@ -45,6 +45,13 @@ ScheduleItem kernel_of(const Tensor& out) {
   return *k;
 }
 
+// a (m, k) @ b (k, n) as one kernel reading b's own rows (what matmul gives when the target's panels
+// do not apply: Tensor::matmul copies b into panels for large products)
+Tensor unpacked_matmul(const Tensor& a, const Tensor& b) {
+  int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  return (a.reshape({m, 1, k}) * b.transpose(0, 1).reshape({1, n, k})).sum({2});
+}
+
 // Runs the kernel of `si` with `opts` applied; the output as doubles.
 std::vector<double> run(const ScheduleItem& si, const std::vector<Opt>& opts) {
   const std::string dev = si.outputs[0]->device;
@@ -318,11 +325,12 @@ TEST(KernelOpts, ShiftToKeepsAxisTypes) {
 // A long matmul gets a register tile, blocked for the cache: the block loop runs outside the output
 // loops, with the rows innermost, and the result equals NOOPT.
 TEST(KernelOpts, BlockedMatmul) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(7);
   for (auto [m, kk, n] : std::vector<std::array<int64_t, 3>>{{128, 1024, 64}, {96, 768, 48}}) {
-    Tensor out = rand_tensor(rng, {m, kk}, dtypes::float32).matmul(rand_tensor(rng, {kk, n}, dtypes::float32));
+    Tensor out = unpacked_matmul(rand_tensor(rng, {m, kk}, dtypes::float32), rand_tensor(rng, {kk, n}, dtypes::float32));
     ScheduleItem si = kernel_of(out);
-    Kernel k(si.ast, Device::get("CPU").renderer());
+    Kernel k(si.ast, *ren);
     k.hand_coded_optimizations();
     std::string opts = opts_str(k.applied_opts());
     EXPECT_THAT(opts, HasSubstr("SWAP(0, 1)"));
@@ -342,7 +350,7 @@ TEST(KernelOpts, BlockedMatmul) {
   }
   // a short reduce or few rows: not blocked
   for (auto [m, kk, n] : std::vector<std::array<int64_t, 3>>{{128, 64, 64}, {8, 1024, 64}}) {
-    Kernel k(kernel_of(rand_tensor(rng, {m, kk}, dtypes::float32).matmul(rand_tensor(rng, {kk, n}, dtypes::float32))).ast, Device::get("CPU").renderer());
+    Kernel k(kernel_of(unpacked_matmul(rand_tensor(rng, {m, kk}, dtypes::float32), rand_tensor(rng, {kk, n}, dtypes::float32))).ast, *ren);
     k.hand_coded_optimizations();
     EXPECT_THAT(opts_str(k.applied_opts()), testing::Not(HasSubstr("BLOCK")));
   }
@@ -366,6 +374,7 @@ void expect_sums(G got, X x, Y y, int64_t m, int64_t k, int64_t n, double atol, 
 // gradients of a plain matmul (brute-force sums here). Small, narrow or integer products are one kernel.
 TEST(KernelOpts, PanelMatmul) {
   std::mt19937 rng(10);
+  int64_t panel = Device::get("CPU").renderer().matmul_panel(dtypes::float32);
   auto kernels = [](const Tensor& t) {
     std::vector<ScheduleItem> ks;
     for (auto& si : create_schedule({t.lazydata()}))
@@ -383,7 +392,8 @@ TEST(KernelOpts, PanelMatmul) {
     std::string opts = opts_str(prod_k.applied_opts());
     EXPECT_THAT(opts, HasSubstr("SWAP("));
     EXPECT_THAT(opts, testing::Not(HasSubstr("BLOCK(")));
-    EXPECT_EQ(prod_k.full_shape()[prod_k.dims_of(AxisType::GLOBAL)[0]], n / 32) << "the threaded loop walks the panels: " << opts;
+    // (the panels are two of the target's vector registers wide: 32 floats on AVX-512)
+    EXPECT_EQ(prod_k.full_shape()[prod_k.dims_of(AxisType::GLOBAL)[0]], n / panel) << "the threaded loop walks the panels: " << opts;
     // values and gradients against brute-force sums: out = a w, d(out . r)/da = r w^T, /dw = a^T r
     Tensor r = rand_tensor(rng, out.shape(), dtypes::float32);
     (out * r).sum().backward();
@@ -413,8 +423,8 @@ TEST(KernelOpts, PanelMatmul) {
   }
   // few rows, a short reduce, columns that are no whole number of panels, too few panels, ints, half
   for (auto [ms, k, n, dt] : std::vector<std::tuple<int64_t, int64_t, int64_t, DType>>{
-           {32, 320, 256, dtypes::float32}, {96, 200, 256, dtypes::float32}, {96, 320, 240, dtypes::float32},
-           {96, 320, 224, dtypes::float32}, {96, 320, 256, dtypes::int32}, {96, 320, 256, dtypes::float16}}) {
+           {32, 320, 256, dtypes::float32}, {96, 200, 256, dtypes::float32}, {96, 320, 8 * panel + panel / 2, dtypes::float32},
+           {96, 320, 7 * panel, dtypes::float32}, {96, 320, 256, dtypes::int32}, {96, 320, 256, dtypes::float16}}) {
     Tensor out = rand_tensor(rng, {ms, k}, dt).matmul(rand_tensor(rng, {k, n}, dt));
     EXPECT_EQ(kernels(out).size(), 1u) << ms << "x" << k << " @ " << k << "x" << n << " " << dt.name();
   }
@@ -440,10 +450,12 @@ TEST(KernelOpts, MaskedVectorLoads) {
 // A conv whose rows are a little short of whole vectors: the heuristics pad them, and unroll the
 // 3-wide window, so the padding masks are constants per lane.
 TEST(KernelOpts, ConvHeuristics) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(9);
-  Tensor x = rand_tensor(rng, {2, 4, 14, 14}, dtypes::float32), w = rand_tensor(rng, {8, 4, 3, 3}, dtypes::float32);
+  // (6 output channels: conv2d packs no weights for a channel tile, whatever the target's vectors)
+  Tensor x = rand_tensor(rng, {2, 4, 14, 14}, dtypes::float32), w = rand_tensor(rng, {6, 4, 3, 3}, dtypes::float32);
   ScheduleItem si = kernel_of(x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}));
-  Kernel k(si.ast, Device::get("CPU").renderer());
+  Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
   EXPECT_THAT(opts, HasSubstr("PADTO("));
@@ -468,11 +480,12 @@ TEST(KernelOpts, ConvHeuristics) {
 // image's columns as broadcast rows, stores lane by lane). (The weights here are packed already, so the
 // schedule is the conv alone.)
 TEST(KernelOpts, ChannelTileForNarrowConvRows) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(11);
   Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
   Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
   ScheduleItem si = kernel_of(x.conv2d(w));
-  Kernel k(si.ast, Device::get("CPU").renderer());
+  Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
   EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 5)")) << opts;  // 2 vectors of channels x 5 columns
@@ -488,11 +501,12 @@ TEST(KernelOpts, ChannelTileForNarrowConvRows) {
 // would need 32 accumulators of 8 floats, more than the registers: beautiful_mnist's 3x3 convs on 10x10
 // images ran at half speed).
 TEST(KernelOpts, ChannelTileLanesAreTheWiderDim) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(13);
   Tensor x = rand_tensor(rng, {4, 32, 10, 10}, dtypes::float32);
   Tensor w = rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
   ScheduleItem si = kernel_of(x.conv2d(w));  // (4, 64, 8, 8)
-  Kernel k(si.ast, Device::get("CPU").renderer());
+  Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
   EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 8)")) << opts;
@@ -506,11 +520,12 @@ TEST(KernelOpts, ChannelTileLanesAreTheWiderDim) {
 // The weight gradient's shape (a conv of x by dy, batch and channels swapped): a long reduce over the
 // batch and the image, blocked so that each block of dy stays in the cache for every tile of outputs.
 TEST(KernelOpts, ChannelTileBlocksALongReduce) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(12);
   Tensor x = rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32);
   Tensor dy = rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
   ScheduleItem si = kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
-  Kernel k(si.ast, Device::get("CPU").renderer());
+  Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
   EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16)")) << opts;
@@ -518,11 +533,47 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
 }
 
+// The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
+// the vectors are one register wide and the accumulators fill a quarter to a half of the registers (the
+// rest hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed).
+// beautiful_mnist's conv shapes (weights packed by channel) and a matmul.
+TEST(KernelOpts, TilesFitTheTargetsRegisters) {
+  std::mt19937 rng(14);
+  auto packed = [&](const Shape& s) { return rand_tensor(rng, {s[1], s[2], s[3], s[0]}, dtypes::float32).contiguous().realize().permute({3, 0, 1, 2}); };
+  struct Case { std::string what; Tensor out; };
+  std::vector<Case> cases = {
+      {"matmul", unpacked_matmul(rand_tensor(rng, {128, 256}, dtypes::float32), rand_tensor(rng, {256, 128}, dtypes::float32))},
+      {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
+      {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
+      {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(packed({64, 64, 3, 3}))},
+      {"weight gradient", rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32).conv2d(packed({32, 64, 20, 20}))},
+  };
+  for (auto& c : cases) {
+    ScheduleItem si = kernel_of(c.out);
+    std::vector<double> want = run(si, {});
+    for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {  // AVX-512, AVX2, NEON
+      auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string what = c.what + ", " + std::to_string(unit.registers) + " registers of " + std::to_string(unit.bytes) + " bytes: " + opts_str(k.applied_opts());
+      int64_t acc_bytes = 4;
+      for (int d : k.dims_of(AxisType::UPCAST)) acc_bytes *= k.full_shape()[static_cast<size_t>(d)];
+      int64_t acc_registers = (acc_bytes + unit.bytes - 1) / unit.bytes;
+      EXPECT_LE(acc_registers, unit.registers / 2) << what;
+      EXPECT_GE(acc_registers, unit.registers / 4) << what;
+      ASSERT_GE(k.vector_dim(), 0) << what;
+      EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())] * 4, unit.bytes) << what;
+      expect_close(run(si, k.applied_opts()), want, what);
+    }
+  }
+}
+
 // A large output written once is stored around the caches (non-temporal vector stores, then a fence),
 // by plain stores where the address is not aligned to the vector; smaller outputs are plain.
 TEST(KernelOpts, StreamingStores) {
-  auto source = [](const Tensor& out) {
-    Kernel k(kernel_of(out).ast, Device::get("CPU").renderer());
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
+  auto source = [&](const Tensor& out) {
+    Kernel k(kernel_of(out).ast, *ren);
     k.hand_coded_optimizations();
     return compile_kernel(k, "CPU");
   };
@@ -585,6 +636,7 @@ TEST(KernelOpts, RendersVectors) {
 // batchnorm-backward sum: out[c, p] = sum_r x[p, c, r] * s[c]) gets no register tile there: x jumps
 // from lane to lane, and s is read once per output anyway. Its reduce is read as vectors instead.
 TEST(KernelOpts, NoRegisterTileWithoutAReusedLoad) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   constexpr int64_t C = 4, P = 32, R = 64;
   std::vector<float> x(static_cast<size_t>(P * C * R)), sc(C);
   std::mt19937 rng(21);
@@ -595,7 +647,7 @@ TEST(KernelOpts, NoRegisterTileWithoutAReusedLoad) {
   UOpPtr ls = UOp::make(Ops::LOAD, dtypes::float32, {glob(2), view(full, Shape{1, 0, 0})});
   UOpPtr red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {lx->mul(ls)}, ReduceArg{Ops::ADD, {2}});
   UOpPtr ast = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {glob(0), view(out), red})});
-  Kernel k(ast, Device::get("CPU").renderer());
+  Kernel k(ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
   EXPECT_THAT(opts, Not(HasSubstr("UPCAST("))) << opts;

@@ -5,12 +5,15 @@
 //  - a reduce with a load that broadcasts along the output's contiguous dim and varies along the reduce
 //    (A in A·B, a conv's image across its output channels) gets a register tile: that output dim
 //    becomes vector lanes (twice, when it divides), an output dim along which the vector-loaded operand
-//    is reused is upcast up to 8, and the reduce is unrolled by 4 (a short one wholly);
+//    is reused is upcast up to 8 (as the registers allow), and the reduce is unrolled by 4 (a short one
+//    wholly);
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
 // A register tile over many rows then walks the vector operand's panels with its rows innermost, and
 // a long reduce over a scattered panel is blocked for the cache (cache_block).
+// Vectors are one of the target's registers wide (Renderer::vector_unit), and a tile holds no more
+// accumulators than its registers: AVX-512's 32 registers of 64 bytes, AVX2's 16 of 32, SSE's 16 of 16.
 // Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
 #include <algorithm>
 
@@ -22,10 +25,15 @@ namespace tg {
 namespace {
 // the largest power of two <= cap that divides n (1 when none does)
 int64_t pow2_divisor(int64_t n, int64_t cap) {
-  for (int64_t a = cap; a >= 2; a /= 2)
+  int64_t top = 1;
+  while (top * 2 <= cap) top *= 2;
+  for (int64_t a = top; a >= 2; a /= 2)
     if (n % a == 0) return a;
   return 1;
 }
+// The most vector accumulators a tile keeps: half the registers (the rest hold the loaded vectors and
+// broadcasts: LLVM spills a 12-accumulator tile on AVX2's 16, unrolled over a conv's window), at most 16.
+int64_t accumulators_for(VectorUnit unit) { return std::clamp(unit.registers / 2, 2, 16); }
 // the largest divisor of n that is <= cap
 int64_t divisor(int64_t n, int64_t cap) {
   for (int64_t a = std::min(n, cap); a >= 2; a--)
@@ -92,8 +100,9 @@ void Kernel::cache_block(int row, int col, int red) {
 // qualifies, else one where the other loads are contiguous, else any (a conv's batch). A long reduce then
 // runs in blocks that keep their part of the operands in the L2 cache (BLOCK): every tile of outputs
 // reads them all (a conv's weight gradient reads dy once per input channel and kernel row).
-bool Kernel::channel_tile(int64_t lanes) {
-  constexpr int64_t kBlockBytes = 512 * 1024, kMaxAccumulators = 16, kLongReduce = 16384, kMaxValues = 1024;
+bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
+  constexpr int64_t kBlockBytes = 512 * 1024, kLongReduce = 16384, kMaxValues = 1024;
+  const int64_t max_accumulators = accumulators_for(ren_->vector_unit());
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
   auto axis_in = [&](AxisType t, int d) {
@@ -112,11 +121,13 @@ bool Kernel::channel_tile(int64_t lanes) {
   int out_vec = -1;
   for (int d : globals)
     if (full[d] > 1 && stride(output_view(), d) == std::optional<int64_t>{1}) out_vec = d;
-  for (size_t i = 0; i < num_views(); i++) {
+  // the lanes along the output's contiguous dim only when no load offers another (the tile is for when
+  // that dim makes poor vectors), and when allowed
+  for (size_t pass = 0, i = 0; pass < (lanes_along_output ? 2u : 1u); i = (i + 1) % num_views(), pass += i == 0) {
     if (!is_load_view(i)) continue;
     int lane_dim = -1;
     for (int d : globals)
-      if (lane_dim < 0 && full[d] % lanes == 0 && stride(i, d) == std::optional<int64_t>{1} && broadcast_somewhere(d)) lane_dim = d;
+      if (lane_dim < 0 && (d != out_vec || pass == 1) && full[d] % lanes == 0 && stride(i, d) == std::optional<int64_t>{1} && broadcast_somewhere(d)) lane_dim = d;
     if (lane_dim < 0) continue;
     int row = -1, rank = -1;
     for (int d : globals) {
@@ -134,17 +145,16 @@ bool Kernel::channel_tile(int64_t lanes) {
     try {
       Kernel k = *this;
       k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), lanes});
-      int vectors = 1;
-      if (k.full_shape()[lane_dim] % 2 == 0) {
-        k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
-        vectors = 2;
-      }
-      // the innermost reduce unrolled (wholly when short: a kernel row), then as many rows as the
-      // accumulators and the kernel's 1024 expanded values allow
+      // the innermost reduce unrolled (wholly when short: a kernel row), then 2 vectors (or 1) of
+      // channels by as many rows as the accumulators and the kernel's 1024 expanded values allow: the
+      // most accumulators, 2 vectors on a tie (fewer broadcasts)
       int red = reduces.back();
       int64_t u = pow2_divisor(full[red], 4);
       if (u == 1 && full[red] <= 8) u = full[red];
-      int64_t rows = divisor(full[row], std::min(kMaxAccumulators / vectors, kMaxValues / (lanes * vectors * u)));
+      auto rows_for = [&](int64_t vectors) { return divisor(full[row], std::min(max_accumulators / vectors, kMaxValues / (lanes * vectors * u))); };
+      int64_t vectors = k.full_shape()[lane_dim] % 2 == 0 && 2 * rows_for(2) >= rows_for(1) ? 2 : 1;
+      if (vectors == 2) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
+      int64_t rows = rows_for(vectors);
       if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
       if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
       // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes
@@ -169,7 +179,9 @@ void Kernel::hand_coded_optimizations() {
   Shape full = full_shape();
   if (std::any_of(full.begin(), full.end(), [](int64_t d) { return d == 0; })) return;
   DType out = view_dtype(output_view());
-  int lanes = ren_->max_vector_bytes() / std::max(1, out.itemsize());
+  // vectors as wide as the target's registers, and tiles whose accumulators its registers hold
+  VectorUnit unit = ren_->vector_unit();
+  int lanes = std::max(1, unit.bytes / std::max(1, out.itemsize()));
   auto try_opt = [&](Opt o) {
     try { apply_opt(o); return true; } catch (const KernelOptError&) { return false; }
   };
@@ -214,7 +226,12 @@ void Kernel::hand_coded_optimizations() {
       if (is_load_view(i) && stride(i, vec) != std::optional<int64_t>{0} && stride(i, vec) != std::optional<int64_t>{1}) vec_strided = true;
     int64_t reduce_size = 1;
     for (int d : reduces) reduce_size *= full[d];
-    if (out.is_float() && (out_width < lanes || vec_strided) && reduce_size >= 4 * lanes && channel_tile(lanes)) return;
+    // A row of one vector (24 floats on AVX2) would give a register tile of one vector per row, as many
+    // broadcasts as multiply-adds: lanes along another dim, if a load offers one (a conv's channels).
+    bool one_vector = vec >= 0 && full[vec] % (2 * lanes) != 0;
+    if (out.is_float() && (out_width < lanes || vec_strided || one_vector) && reduce_size >= 4 * lanes &&
+        channel_tile(lanes, out_width < lanes || vec_strided))
+      return;
     bool tile = vec >= 0 && reused_along(vec) && out.is_float();
     if (tile) {  // matmul-like: register tile
       // rows: a dim along which the operand loaded as vectors is reused (B's rows in A·B, the input
@@ -232,7 +249,8 @@ void Kernel::hand_coded_optimizations() {
       if (w < 2) tile = false;
       if (tile) {
         try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
-        if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full[row], 8)});
+        // rows x 2 vectors of accumulators
+        if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full[row], accumulators_for(unit) / 2)});
         if (full_shape()[vec] % 2 == 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
         // unroll the reduce by 4, or wholly when it is short (a conv's 3-wide window: its padding
         // masks then become constants per lane)

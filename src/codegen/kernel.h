@@ -89,7 +89,7 @@ class Kernel {
   void shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before);
   void swap_dims(int a, int b);
   void cache_block(int row, int col, int red);  // heuristic steps (heuristic.cpp)
-  bool channel_tile(int64_t lanes);
+  bool channel_tile(int64_t lanes, bool lanes_along_output);
   void pad_to(int dim, int64_t amount);
   int insert_point(AxisType t) const;       // where a new dim of this type goes
 };

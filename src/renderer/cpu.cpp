@@ -3,6 +3,7 @@
 // [gstart, gend)), buffer arguments from `bufs`, and vectors as GCC/Clang vector extensions (typedefs,
 // masked vector reads, a branch-free exp2 (for scalars too), fma helpers, non-temporal stores for streaming
 // outputs).
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -231,15 +232,23 @@ const RenderRules& cpu_rules() {
 
 class CPURenderer final : public CStyleRenderer {
  public:
-  explicit CPURenderer(std::function<bool()> native_half) : native_half_(std::move(native_half)) {}
+  CPURenderer(std::function<bool()> native_half, std::function<VectorUnit()> vector_unit)
+      : native_half_(std::move(native_half)), vector_unit_(std::move(vector_unit)) {}
   std::string device() const override { return "CPU"; }
   int global_max_dims() const override { return 1; }
   int max_vector_bytes() const override { return 64; }
+  VectorUnit vector_unit() const override {
+    std::call_once(unit_once_, [&] { unit_ = vector_unit_ ? vector_unit_() : kAVX512; });
+    return unit_;
+  }
   bool vector_alu(Ops op, DType d) const override { return cpu_vector_alu(op, d); }
-  int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d); }
+  int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, vector_unit()); }
 
  private:
   std::function<bool()> native_half_;
+  std::function<VectorUnit()> vector_unit_;
+  mutable std::once_flag unit_once_;
+  mutable VectorUnit unit_;
 
   const RenderRules& rules() const override { return cpu_rules(); }
   LineKind line_kind(const UOp& u) const override { return u.op == Ops::SPECIAL ? LineKind::Open : CStyleRenderer::line_kind(u); }
@@ -270,17 +279,19 @@ bool cpu_vector_alu(Ops op, DType d) {
   return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;
 }
 
-// two 64-byte vectors: the width of the heuristics' register tile (B's rows 4 KB apart in the cache sets
+// two vector registers: the width of the heuristics' register tile (B's rows 4 KB apart in the cache sets
 // otherwise evict each other: a 1024-wide float32 matmul runs at 2/3 of the speed unpacked)
-int64_t cpu_matmul_panel(DType d) { return d.is_float() && d.scalar != Scalar::Float16 ? 2 * 64 / d.itemsize() : 0; }
+int64_t cpu_matmul_panel(DType d, VectorUnit unit) {
+  return d.is_float() && d.scalar != Scalar::Float16 && unit.bytes > 0 ? 2 * unit.bytes / d.itemsize() : 0;
+}
 
 DType mask_dtype(DType d) {
   Scalar m = d.itemsize() == 8 ? Scalar::Int64 : d.itemsize() == 4 ? Scalar::Int32 : d.itemsize() == 2 ? Scalar::Int16 : Scalar::Int8;
   return DType{m, d.count, false};
 }
 
-std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half) {
-  return std::make_shared<CPURenderer>(std::move(native_half));
+std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half, std::function<VectorUnit()> vector_unit) {
+  return std::make_shared<CPURenderer>(std::move(native_half), std::move(vector_unit));
 }
 
 }  // namespace tg

@@ -534,8 +534,9 @@ class LLVMRenderer final : public Renderer {
   std::string device() const override { return "CPU"; }
   int global_max_dims() const override { return 1; }
   int max_vector_bytes() const override { return 64; }
+  VectorUnit vector_unit() const override { return f_.vector; }
   bool vector_alu(Ops op, DType d) const override { return cpu_vector_alu(op, d); }
-  int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d); }
+  int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, f_.vector); }
 
   RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
     LLVMCtx c;

@@ -37,6 +37,14 @@ struct RenderedKernel {
   std::vector<int64_t> local_size;   // empty on CPU
 };
 
+// The target's vector registers: how wide one is and how many there are. The heuristics size their tiles
+// by them (vector lanes of one register; accumulators that stay in registers), so that a tile made for
+// AVX-512's 32 registers of 64 bytes does not spill on AVX2's 16 of 32. bytes 0: no vector registers.
+struct VectorUnit {
+  int bytes = 0, registers = 0;
+  bool operator==(const VectorUnit&) const = default;
+};
+
 struct Renderer {
   virtual ~Renderer() = default;
   virtual std::string device() const = 0;  // "CPU", "CL", "CUDA"
@@ -45,6 +53,7 @@ struct Renderer {
   virtual int global_max_dims() const { return 1; }  // dims mapped to SPECIAL gidx; the rest become loops
   virtual bool supports(DType d) const { (void)d; return true; }
   virtual int max_vector_bytes() const { return 0; }  // the widest vector value (0: no vector types)
+  virtual VectorUnit vector_unit() const { return {}; }  // the target's registers (what the heuristics tile for)
   // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split).
   virtual bool vector_alu(Ops op, DType scalar) const { (void)op; (void)scalar; return false; }
   // The width (in elements) of the column panels that a large matmul's right operand is copied into
@@ -59,18 +68,23 @@ DType mask_dtype(DType d);
 
 // C for the system compiler, the ABI above. native_half (asked once a kernel uses float16) says whether
 // the compiler supports _Float16 for its target, for the float<->half conversions; when it is empty or
-// says no, the conversions are portable C (same bits, slower).
-std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half = {});
+// says no, the conversions are portable C (same bits, slower). vector_unit (asked once, by the first
+// kernel the heuristics optimize) is the target's; when it is empty, AVX-512's.
+std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half = {}, std::function<VectorUnit()> vector_unit = {});
 
-// What the CPU dialects (C and LLVM IR) share: which ops have a vector form, and the matmul panel width.
+// What the CPU dialects (C and LLVM IR) share: which ops have a vector form, the matmul panel width (two
+// of the target's vector registers: the register tile's width), and the vector unit of AVX-512.
 bool cpu_vector_alu(Ops op, DType scalar);
-int64_t cpu_matmul_panel(DType d);
+int64_t cpu_matmul_panel(DType d, VectorUnit unit);
+inline constexpr VectorUnit kAVX512{64, 32};
 
 // LLVM IR for the in-process compiler (llvmir.cpp): the CPU ABI above and the C's semantics, bit for bit.
-// The target's features that change the code: fma (MULACC fuses, as the C does under __FMA__) and f16c
-// (float16 conversions are instructions; else calls of the host's tg_h2f, tg_f2h and tg_rh).
+// The target's features that change the code: fma (MULACC fuses, as the C does under __FMA__), f16c
+// (float16 conversions are instructions; else calls of the host's tg_h2f, tg_f2h and tg_rh) and its
+// vector registers (the heuristics' tiles).
 struct LLVMFeatures {
   bool fma = false, f16c = false;
+  VectorUnit vector = kAVX512;
 };
 std::shared_ptr<Renderer> make_llvm_renderer(LLVMFeatures f);
 

@@ -271,9 +271,16 @@ LLVMTarget LLVMTarget::from(const std::string& target) {
                 " (CPU_TARGET is native or an -march= name such as x86-64)");
     t.cpu = target;
     if (llvm::Triple(t.triple).isX86()) {
-      llvm::SmallVector<llvm::StringRef, 64> implied;
-      llvm::X86::getFeaturesForCPU(target, implied);
-      for (llvm::StringRef f : implied) feats.push_back("+" + f.str());
+      // the CPU's features and those they imply (x86-64-v3 names avx2, which implies avx)
+      llvm::SmallVector<llvm::StringRef, 64> named;
+      llvm::X86::getFeaturesForCPU(target, named);
+      llvm::StringMap<bool> all;
+      for (llvm::StringRef f : named) {
+        all[f] = true;
+        llvm::X86::updateImpliedFeatures(f, true, all);
+      }
+      for (const auto& f : all)
+        if (f.getValue()) feats.push_back("+" + f.getKey().str());
     }
   }
   std::sort(feats.begin(), feats.end());

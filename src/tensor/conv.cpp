@@ -125,12 +125,13 @@ namespace {
 
 // Whether a conv (one group) of weights w with output rows `out_width` wide runs as the heuristics' channel
 // tile (heuristic.cpp): whole vectors along the output channels where the output's rows would give short
-// ones (a 20-wide row makes 4-float vectors of a 16-float register), over a reduce long enough that the
+// ones or just one (a 20-wide row makes 4-float vectors of AVX-512's 16-float registers, a 24-wide one a
+// single 8-float vector on AVX2 and a remainder), over a reduce long enough that the
 // channel-strided stores of the outputs are a small part of the work.
 bool channel_tiled(const Tensor& w, int64_t out_width) {
   Compiled& dev = Device::get(w.device());
-  int64_t lanes = dev.has_renderer() && w.dtype().is_float() ? dev.renderer().max_vector_bytes() / w.dtype().itemsize() : 0;
-  return lanes >= 2 && w.shape()[0] % lanes == 0 && out_width % lanes != 0 && w.numel() / w.shape()[0] >= 4 * lanes;
+  int64_t lanes = dev.has_renderer() && w.dtype().is_float() ? dev.renderer().vector_unit().bytes / w.dtype().itemsize() : 0;
+  return lanes >= 2 && w.shape()[0] % lanes == 0 && out_width % (2 * lanes) != 0 && w.numel() / w.shape()[0] >= 4 * lanes;
 }
 
 // The weights (Cout, C, *kernel) with the output channels contiguous ((C, *kernel, Cout) copied, seen
