@@ -563,6 +563,10 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
       EXPECT_GE(acc_registers, unit.registers / 4) << what;
       ASSERT_GE(k.vector_dim(), 0) << what;
       EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())] * 4, unit.bytes) << what;
+      // 24-wide rows are one vector and a remainder on AVX2: the lanes are the channels, 2 vectors of them
+      if (c.what == "5x5 conv, 24-wide rows" && unit.bytes == 32) {
+        EXPECT_THAT(what, HasSubstr("UPCAST(1, 8) UPCAST(1, 2) "));
+      }
       expect_close(run(si, k.applied_opts()), want, what);
     }
   }

@@ -12,8 +12,8 @@
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
 // A register tile over many rows then walks the vector operand's panels with its rows innermost, and
 // a long reduce over a scattered panel is blocked for the cache (cache_block).
-// Vectors are one of the target's registers wide (Renderer::vector_unit), and a tile holds no more
-// accumulators than its registers: AVX-512's 32 registers of 64 bytes, AVX2's 16 of 32, SSE's 16 of 16.
+// Vectors are one of the target's registers wide (Renderer::vector_unit), and a tile keeps its
+// accumulators in half its registers: AVX-512's 32 registers of 64 bytes, AVX2's 16 of 32, NEON's 32 of 16.
 // Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
 #include <algorithm>
 

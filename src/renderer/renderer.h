@@ -40,6 +40,7 @@ struct RenderedKernel {
 // The target's vector registers: how wide one is and how many there are. The heuristics size their tiles
 // by them (vector lanes of one register; accumulators that stay in registers), so that a tile made for
 // AVX-512's 32 registers of 64 bytes does not spill on AVX2's 16 of 32. bytes 0: no vector registers.
+// (The CPU devices give x86 without AVX AVX-512's: runtime/ops_cpu.cpp says why.)
 struct VectorUnit {
   int bytes = 0, registers = 0;
   bool operator==(const VectorUnit&) const = default;
