@@ -3,6 +3,7 @@
 // opt lists, against the same computation in separate kernels through the Tensor API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -118,5 +119,53 @@ TEST(KernelMultiReduce, SoftmaxStoresTheWholeRow) {
     EXPECT_EQ(Kernel(ast, Device::get("CPU").renderer()).axis_types(), (std::vector<AxisType>{AxisType::GLOBAL, AxisType::REDUCE}));
     std::string src = source_of(ast);
     if (n > 1) { EXPECT_EQ(loop_vars(src).size(), 4u) << src; }  // the rows, the two reduces, the store's row
+  }
+}
+
+// softmax's Row loop scales the exps its sum's loop computed, kept in the output, instead of computing
+// them again: the Row loop has no EXP2, under every opt list (unrolled, vector, upcast rows).
+TEST(KernelMultiReduce, SoftmaxComputesEachExpOnce) {
+  for (int64_t n : {5, 48, 64}) {
+    auto [x, load] = rows(n, static_cast<unsigned>(n) + 400, -4, 4);
+    Shape full{4, n};
+    UOpPtr m = reduce(Ops::MAX, load);
+    UOpPtr e = load->add(m->unary(Ops::NEG))->mul(cnst(1.4426950408889634, full))->unary(Ops::EXP2);
+    UOpPtr ast = store(full, e->mul(reduce(Ops::ADD, e)->unary(Ops::RECIP)));
+    std::vector<float> want = Tensor(x, {4, n}).softmax(1).tolist<float>();
+    int64_t u = n % 16 == 0 ? 16 : n % 4 == 0 ? 4 : n;
+    expect_ast_near(ast, x, want, u, 1e-6, 1e-5, "n=" + std::to_string(n));
+    for (const auto& opts : multi_reduce_opts(u)) {
+      Kernel k(ast, Device::get("CPU").renderer());
+      for (auto& o : opts) k.apply_opt(o);
+      std::vector<UOpPtr> uops = k.linearize();
+      auto row = std::find_if(uops.begin(), uops.end(), [](const UOpPtr& x) {
+        return x->op == Ops::RANGE && std::get<RangeArg>(x->arg).kind == RangeKind::Row;
+      });
+      if (row == uops.end() && u == n && !opts.empty()) continue;  // the row wholly unrolled: no Row loop, nothing kept
+      ASSERT_NE(row, uops.end()) << "n=" << n << " opts " << opts_str(opts);
+      EXPECT_EQ(std::count_if(row, uops.end(), [](const UOpPtr& x) { return x->op == Ops::EXP2; }), 0) << "n=" << n << " opts " << opts_str(opts);
+      EXPECT_GT(std::count_if(uops.begin(), row, [](const UOpPtr& x) { return x->op == Ops::EXP2; }), 0) << "n=" << n << " opts " << opts_str(opts);
+    }
+  }
+}
+
+// A value the Row loop would read back must be stored as the output's dtype, unchanged: log_softmax's
+// row (x - max - log(sum), no transcendental per element) and a softmax rounded to float16 on its way
+// out keep computing in the Row loop, and give the reference values.
+TEST(KernelMultiReduce, RowReuseOnlyOfTheOutputsValue) {
+  std::vector<float> x(4 * 40);
+  std::mt19937 rng(41);
+  for (auto& v : x) v = std::uniform_real_distribution<float>(-4, 4)(rng);
+  Tensor t = Tensor(x, {4, 40});
+  Tensor half = t.cast(dtypes::float32).softmax(1).cast(dtypes::float16), logs = t.log_softmax(1);
+  std::vector<float> want_half = Tensor(x, {4, 40}).softmax(1).cast(dtypes::float16).cast(dtypes::float32).tolist<float>();
+  std::vector<float> got_half = half.cast(dtypes::float32).tolist<float>(), got_log = logs.tolist<float>();
+  for (size_t i = 0; i < x.size(); i++) {
+    EXPECT_EQ(got_half[i], want_half[i]) << i;
+    size_t r = i / 40;
+    double mx = -1e30, s = 0;
+    for (size_t j = 0; j < 40; j++) mx = std::max(mx, double(x[r * 40 + j]));
+    for (size_t j = 0; j < 40; j++) s += std::exp(double(x[r * 40 + j]) - mx);
+    EXPECT_NEAR(got_log[i], double(x[i]) - mx - std::log(s), 1e-5) << i;
   }
 }

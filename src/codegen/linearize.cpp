@@ -8,7 +8,8 @@
 // loop of its scope is open; an ASSIGN whose result fits the open loops opens its loop: first what the
 // loop body needs but does not vary in it, then the accumulators, the RANGEs (in dim order), the body,
 // and ENDRANGEs. Accumulators with the same ranges and outer scope share one loop (a register tile, or
-// reduces of one level: see lowerer.cpp).
+// reduces of one level: see lowerer.cpp), and so does a STORE of a value the loop computes (the
+// lowerer's Row reuse).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -84,6 +85,13 @@ struct Linearizer {
     std::unordered_set<const UOp*> body;
     std::vector<const UOp*> stack;
     for (auto& a : group) stack.push_back(a.get());
+    // and a STORE inside the loop (the lowerer's Row reuse: a value the reduce computes, kept per element)
+    Scope inside = open;
+    for (auto& r : rr) inside.insert(r.get());
+    for (auto& u : topo)
+      if (u->op == Ops::STORE && !placed.count(u.get()) && subset(scope.at(u.get()), inside) &&
+          std::any_of(rr.begin(), rr.end(), [&](const UOpPtr& r) { return scope.at(u.get()).count(r.get()) > 0; }))
+        stack.push_back(u.get());
     while (!stack.empty()) {
       const UOp* x = stack.back();
       stack.pop_back();

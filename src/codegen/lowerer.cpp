@@ -110,6 +110,76 @@ UOpPtr lower_load(B b) {
   return UOp::make(Ops::LOAD, ld->dtype, {index, valid}, bound);
 }
 
+// Row reuse. A Row loop may compute again, element by element, a value that a reduce's loop computed
+// over the same row (softmax's exp(x - max), summed in the reduce loop and scaled in the Row loop). When
+// that value is expensive (a transcendental) and has the output's dtype, the reduce loop also stores it
+// into the output at its element, and the Row loop loads it back instead of computing it: one exp per
+// element, as torch does. The element is the thread's own (a row is never split between threads) and
+// the Row loop runs after the reduce's loop, whose result it reads. The output is a buffer of its own
+// (the scheduler never writes a kernel's output over its inputs), so nothing is read after it is
+// overwritten. Returns the reduce loop's STORE and the Row value, or nothing.
+bool is_transcendental(Ops op) { return op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::SQRT; }
+
+std::optional<std::pair<UOpPtr, UOpPtr>> reuse_reduce_value(const LoweringCtx& ctx, const UOpPtr& buf, const UOpPtr& i, const UOpPtr& value,
+                                                             const std::unordered_map<const UOp*, UOpPtr>& row) {
+  std::unordered_map<const UOp*, int> row_dim;  // the Row ranges, by their dim
+  for (auto& [idx, r] : row) row_dim.emplace(r.get(), std::get<RangeArg>(r->arg).dim);
+  // what depends on a Row range, and whether it computes a transcendental there
+  std::unordered_set<const UOp*> in_row, costly;
+  std::vector<UOpPtr> reduces;
+  for (const UOpPtr& u : value->toposort()) {
+    if (u->op == Ops::REDUCE) { reduces.push_back(u); continue; }
+    bool dep = row_dim.count(u.get()) > 0, cost = false;
+    for (auto& x : u->src) {
+      if (x->op == Ops::REDUCE) continue;
+      dep |= in_row.count(x.get()) > 0;
+      cost |= costly.count(x.get()) > 0;
+    }
+    if (dep) in_row.insert(u.get());
+    if (dep && (cost || is_transcendental(u->op))) costly.insert(u.get());
+  }
+  for (const UOpPtr& r : reduces) {
+    // the Row loop's indices as this reduce's: its RANGEs for the Row ranges, its UNROLLs for the store's
+    std::unordered_map<const UOp*, UOpPtr> as_reduce;
+    size_t rows = 0;
+    for (size_t k = 1; k < r->src.size(); k++) {
+      const UOpPtr& x = r->src[k];
+      if (x->op == Ops::RANGE) {
+        for (auto& [rr, d] : row_dim)
+          if (d == std::get<RangeArg>(x->arg).dim) rows += as_reduce.emplace(rr, x).second;
+      } else if (x->op == Ops::UNROLL) {
+        as_reduce.emplace(ctx.idx[static_cast<size_t>(std::get<UnrollArg>(x->arg).dim)].get(), x);
+      }
+    }
+    if (rows < row.size()) continue;  // the reduce does not loop over the whole row
+    std::unordered_set<const UOp*> computed;
+    for (const UOpPtr& u : r->src[0]->toposort()) computed.insert(u.get());
+    // the outermost costly value of the row that the reduce's loop computes too
+    std::vector<UOpPtr> todo{value};
+    std::unordered_set<const UOp*> seen;
+    while (!todo.empty()) {
+      UOpPtr e = todo.back();
+      todo.pop_back();
+      if (!costly.count(e.get()) || !seen.insert(e.get()).second) continue;
+      UOpPtr same = substitute(e, as_reduce), at = substitute(i, as_reduce);
+      // the reduce's loop runs inside every loop of the element's index (a reduce that no launched index
+      // changes runs once, before them all)
+      auto inside = [&] {
+        for (const UOpPtr& x : at->toposort())
+          if ((x->op == Ops::SPECIAL || x->op == Ops::RANGE) && !computed.count(x.get())) return false;
+        return true;
+      };
+      if (e->dtype == value->dtype && computed.count(same.get()) && inside()) {
+        UOpPtr early = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, buf->dtype, {buf, at}), same}, StoreArg{false});
+        UOpPtr load = UOp::make(Ops::LOAD, e->dtype, {UOp::make(Ops::INDEX, buf->dtype, {buf, i})});
+        return std::make_pair(early, substitute(value, {{e.get(), load}}));
+      }
+      for (auto& x : e->src) todo.push_back(x);
+    }
+  }
+  return std::nullopt;
+}
+
 UOpPtr lower_store(B b) {
   auto& ctx = b.ctx<LoweringCtx>();
   const Kernel& k = ctx.k;
@@ -125,8 +195,13 @@ UOpPtr lower_store(B b) {
     valid = substitute(valid, row);
     value = substitute(value, row);
   }
-  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i});
   std::vector<int> block = k.dims_of(AxisType::BLOCK);
+  if (!row.empty() && block.empty() && valid->is_const(1))
+    if (auto reuse = reuse_reduce_value(ctx, b["buf"], i, value, row)) {
+      UOpPtr late = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i}), reuse->second}, StoreArg{false});
+      return UOp::make(Ops::SINK, dtypes::void_, {reuse->first, late});
+    }
+  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i});
   for (int d : block) {  // the sum so far (apply_opt allows one BLOCK dim)
     UOpPtr earlier = ctx.idx[d]->ge(1);
     value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)},
