@@ -11,7 +11,8 @@
 // backward's sums, mean and sum of squares) share one loop and each load in it, while a reduce of a
 // reduce (softmax's sum after its max) runs a loop of its own. Where the output keeps a reduce dim whole
 // (softmax: the row's max and sum are read back over the row), the STORE binds what is left unbound to a
-// Row range of its own.
+// Row range of its own; a transcendental value that both the Row loop and a reduce's loop compute per
+// element is computed once, in the reduce's loop, and kept in the output (Row reuse, below).
 //
 // A STORE into a large output that the kernel writes once (no BLOCK) is marked streaming: the renderer
 // may write it around the caches (kStreamingBytes).
@@ -196,7 +197,8 @@ UOpPtr lower_store(B b) {
     value = substitute(value, row);
   }
   std::vector<int> block = k.dims_of(AxisType::BLOCK);
-  if (!row.empty() && block.empty() && valid->is_const(1))
+  // (a row shared between threads, a GROUP_REDUCE, would need a barrier between the loops)
+  if (!row.empty() && block.empty() && valid->is_const(1) && k.dims_of(AxisType::GROUP_REDUCE).empty())
     if (auto reuse = reuse_reduce_value(ctx, b["buf"], i, value, row)) {
       UOpPtr late = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i}), reuse->second}, StoreArg{false});
       return UOp::make(Ops::SINK, dtypes::void_, {reuse->first, late});
