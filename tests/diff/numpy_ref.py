@@ -55,12 +55,14 @@ class Run:
   and is otherwise exact; with rng a noisy run, of which every other one also divides that way. A run
   with a `side` (+1 or -1) moves every inexact result to that end of its allowance, so that the envelope
   always holds both ends of a result's error bound (random moves alone may all fall short of the error
-  an implementation legitimately makes, e.g. a sum added in another order)."""
+  an implementation legitimately makes, e.g. a sum added in another order). `snap` says whether a value
+  within its allowance of zero becomes zero (absn): True, False, or None for half of the time."""
 
-  def __init__(self, rng, alt=False, side=None):
+  def __init__(self, rng, alt=False, side=None, snap=None):
     self.rng = rng
     self.alt = alt
     self.side = side
+    self.snap = snap
 
   def moves(self, shape, H):
     """The fraction of its allowance each result moves by: the run's side, or uniform in [-1, 1]."""
@@ -84,7 +86,8 @@ class Run:
     amp = np.where(np.isfinite(amp), amp, 0).astype(H)
     u = self.moves(r.shape, H)
     moved = (r.astype(H) + amp * u).astype(DT[d])
-    snap = (np.abs(r.astype(H)) <= amp) & (self.rng.uniform(0.0, 1.0, r.shape) < 0.5)
+    coin = self.rng.uniform(0.0, 1.0, r.shape) < 0.5  # drawn always: the runs' random streams stay the same
+    snap = (np.abs(r.astype(H)) <= amp) & (coin if self.snap is None else self.snap)
     moved = np.where(snap, DT[d](0), moved)
     return np.where(mask, moved, r).astype(DT[d])
 
@@ -358,8 +361,11 @@ def handle(req):
   with np.errstate(all="ignore"):
     exact = evaluate(prog, Run(None))
     noisy = [evaluate(prog, Run(None, alt=True))] if runs else []
-    side = lambda i: (1.0 if i == 0 else -1.0) if i < 2 else None  # the first two runs take the ends
-    noisy += [evaluate(prog, Run(np.random.default_rng([prog["seed"] % (1 << 63), i]), alt=i % 2 == 1, side=side(i)))
+    # the first two runs take the ends (never zero: a near-zero sum keeps both ends of its allowance), the
+    # third makes every near-zero value zero (which all the others might, by chance, have left alone)
+    side = lambda i: (1.0 if i == 0 else -1.0) if i < 2 else None
+    snap = lambda i: False if i < 2 else True if i == 2 else None
+    noisy += [evaluate(prog, Run(np.random.default_rng([prog["seed"] % (1 << 63), i]), alt=i % 2 == 1, side=side(i), snap=snap(i)))
               for i in range(runs)]
   outs = []
   for j, e in enumerate(exact):
