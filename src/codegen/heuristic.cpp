@@ -226,8 +226,9 @@ void Kernel::hand_coded_optimizations() {
       if (is_load_view(i) && stride(i, vec) != std::optional<int64_t>{0} && stride(i, vec) != std::optional<int64_t>{1}) vec_strided = true;
     int64_t reduce_size = 1;
     for (int d : reduces) reduce_size *= full[d];
-    // A row of one vector (24 floats on AVX2) would give a register tile of one vector per row, as many
-    // broadcasts as multiply-adds: lanes along another dim, if a load offers one (a conv's channels).
+    // A row of no pairs of vectors (24 floats on AVX2: three) would give a register tile of one vector per
+    // row, as many broadcasts as multiply-adds: lanes along another dim, if a load offers one (a conv's
+    // channels).
     bool one_vector = vec >= 0 && full[vec] % (2 * lanes) != 0;
     if (out.is_float() && (out_width < lanes || vec_strided || one_vector) && reduce_size >= 4 * lanes &&
         channel_tile(lanes, out_width < lanes || vec_strided))

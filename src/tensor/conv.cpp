@@ -125,8 +125,8 @@ namespace {
 
 // Whether a conv (one group) of weights w with output rows `out_width` wide runs as the heuristics' channel
 // tile (heuristic.cpp): whole vectors along the output channels where the output's rows would give short
-// ones or just one (a 20-wide row makes 4-float vectors of AVX-512's 16-float registers, a 24-wide one a
-// single 8-float vector on AVX2 and a remainder), over a reduce long enough that the
+// ones or no pairs of them (a 20-wide row makes 4-float vectors of AVX-512's 16-float registers; a 24-wide
+// one three 8-float vectors on AVX2, one per register-tile row), over a reduce long enough that the
 // channel-strided stores of the outputs are a small part of the work.
 bool channel_tiled(const Tensor& w, int64_t out_width) {
   Compiled& dev = Device::get(w.device());
