@@ -118,10 +118,11 @@ UOpPtr lower_load(B b) {
 // element, as torch does. The element is the thread's own (a row is never split between threads) and
 // the Row loop runs after the reduce's loop, whose result it reads. The output is a buffer of its own
 // (the scheduler never writes a kernel's output over its inputs), so nothing is read after it is
-// overwritten. Returns the reduce loop's STORE and the Row value, or nothing.
+// overwritten. `index` is the Row loop's INDEX into the output. Returns the reduce loop's STORE and the
+// Row value, or nothing.
 bool is_transcendental(Ops op) { return op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::SQRT; }
 
-std::optional<std::pair<UOpPtr, UOpPtr>> reuse_reduce_value(const LoweringCtx& ctx, const UOpPtr& buf, const UOpPtr& i, const UOpPtr& value,
+std::optional<std::pair<UOpPtr, UOpPtr>> reuse_reduce_value(const LoweringCtx& ctx, const UOpPtr& index, const UOpPtr& value,
                                                              const std::unordered_map<const UOp*, UOpPtr>& row) {
   std::unordered_map<const UOp*, int> row_dim;  // the Row ranges, by their dim
   for (auto& [idx, r] : row) row_dim.emplace(r.get(), std::get<RangeArg>(r->arg).dim);
@@ -155,6 +156,12 @@ std::optional<std::pair<UOpPtr, UOpPtr>> reuse_reduce_value(const LoweringCtx& c
     if (rows < row.size()) continue;  // the reduce does not loop over the whole row
     std::unordered_set<const UOp*> computed;
     for (const UOpPtr& u : r->src[0]->toposort()) computed.insert(u.get());
+    // the element's index in the reduce's loop, which must run inside every loop of it (a reduce that no
+    // launched index changes runs once, before them all)
+    UOpPtr at = substitute(index, as_reduce);
+    auto outside = [&](const UOpPtr& x) { return (x->op == Ops::SPECIAL || x->op == Ops::RANGE) && !computed.count(x.get()); };
+    std::vector<UOpPtr> at_nodes = at->toposort();
+    if (std::any_of(at_nodes.begin(), at_nodes.end(), outside)) continue;
     // the outermost costly value of the row that the reduce's loop computes too
     std::vector<UOpPtr> todo{value};
     std::unordered_set<const UOp*> seen;
@@ -162,18 +169,10 @@ std::optional<std::pair<UOpPtr, UOpPtr>> reuse_reduce_value(const LoweringCtx& c
       UOpPtr e = todo.back();
       todo.pop_back();
       if (!costly.count(e.get()) || !seen.insert(e.get()).second) continue;
-      UOpPtr same = substitute(e, as_reduce), at = substitute(i, as_reduce);
-      // the reduce's loop runs inside every loop of the element's index (a reduce that no launched index
-      // changes runs once, before them all)
-      auto inside = [&] {
-        for (const UOpPtr& x : at->toposort())
-          if ((x->op == Ops::SPECIAL || x->op == Ops::RANGE) && !computed.count(x.get())) return false;
-        return true;
-      };
-      if (e->dtype == value->dtype && computed.count(same.get()) && inside()) {
-        UOpPtr early = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, buf->dtype, {buf, at}), same}, StoreArg{false});
-        UOpPtr load = UOp::make(Ops::LOAD, e->dtype, {UOp::make(Ops::INDEX, buf->dtype, {buf, i})});
-        return std::make_pair(early, substitute(value, {{e.get(), load}}));
+      UOpPtr same = substitute(e, as_reduce);
+      if (e->dtype == value->dtype && computed.count(same.get())) {
+        UOpPtr early = UOp::make(Ops::STORE, dtypes::void_, {at, same}, StoreArg{false});
+        return std::make_pair(early, substitute(value, {{e.get(), UOp::make(Ops::LOAD, e->dtype, {index})}}));
       }
       for (auto& x : e->src) todo.push_back(x);
     }
@@ -196,14 +195,12 @@ UOpPtr lower_store(B b) {
     valid = substitute(valid, row);
     value = substitute(value, row);
   }
+  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i});
   std::vector<int> block = k.dims_of(AxisType::BLOCK);
   // (a row shared between threads, a GROUP_REDUCE, would need a barrier between the loops)
   if (!row.empty() && block.empty() && valid->is_const(1) && k.dims_of(AxisType::GROUP_REDUCE).empty())
-    if (auto reuse = reuse_reduce_value(ctx, b["buf"], i, value, row)) {
-      UOpPtr late = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i}), reuse->second}, StoreArg{false});
-      return UOp::make(Ops::SINK, dtypes::void_, {reuse->first, late});
-    }
-  UOpPtr index = UOp::make(Ops::INDEX, b["buf"]->dtype, {b["buf"], i});
+    if (auto reuse = reuse_reduce_value(ctx, index, value, row))
+      return UOp::make(Ops::SINK, dtypes::void_, {reuse->first, UOp::make(Ops::STORE, dtypes::void_, {index, reuse->second}, StoreArg{false})});
   for (int d : block) {  // the sum so far (apply_opt allows one BLOCK dim)
     UOpPtr earlier = ctx.idx[d]->ge(1);
     value = value->add(UOp::make(Ops::LOAD, value->dtype, {index, valid->is_const(1) ? earlier : valid->and_(earlier)},

@@ -3,7 +3,6 @@
 // [gstart, gend)), buffer arguments from `bufs`, and vectors as GCC/Clang vector extensions (typedefs,
 // masked vector reads, a branch-free exp2 (for scalars too), fma helpers, non-temporal stores for streaming
 // outputs).
-#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -237,18 +236,13 @@ class CPURenderer final : public CStyleRenderer {
   std::string device() const override { return "CPU"; }
   int global_max_dims() const override { return 1; }
   int max_vector_bytes() const override { return 64; }
-  VectorUnit vector_unit() const override {
-    std::call_once(unit_once_, [&] { unit_ = vector_unit_ ? vector_unit_() : kAVX512; });
-    return unit_;
-  }
+  VectorUnit vector_unit() const override { return vector_unit_ ? vector_unit_() : kAVX512; }
   bool vector_alu(Ops op, DType d) const override { return cpu_vector_alu(op, d); }
   int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, vector_unit()); }
 
  private:
   std::function<bool()> native_half_;
   std::function<VectorUnit()> vector_unit_;
-  mutable std::once_flag unit_once_;
-  mutable VectorUnit unit_;
 
   const RenderRules& rules() const override { return cpu_rules(); }
   LineKind line_kind(const UOp& u) const override { return u.op == Ops::SPECIAL ? LineKind::Open : CStyleRenderer::line_kind(u); }

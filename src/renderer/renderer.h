@@ -69,8 +69,8 @@ DType mask_dtype(DType d);
 
 // C for the system compiler, the ABI above. native_half (asked once a kernel uses float16) says whether
 // the compiler supports _Float16 for its target, for the float<->half conversions; when it is empty or
-// says no, the conversions are portable C (same bits, slower). vector_unit (asked once, by the first
-// kernel the heuristics optimize) is the target's; when it is empty, AVX-512's.
+// says no, the conversions are portable C (same bits, slower). vector_unit (asked by the heuristics,
+// for every kernel: keep it cheap) is the target's; when it is empty, AVX-512's.
 std::shared_ptr<Renderer> make_cpu_renderer(std::function<bool()> native_half = {}, std::function<VectorUnit()> vector_unit = {});
 
 // What the CPU dialects (C and LLVM IR) share: which ops have a vector form, the matmul panel width (two

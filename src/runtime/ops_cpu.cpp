@@ -128,6 +128,15 @@ namespace {
 // tiles sized for SSE's registers.
 constexpr VectorUnit kSSETiles = kAVX512;
 
+// The vector registers of a CPU with these features (x86: zmm0-31 or ymm0-15; AArch64: 32 NEON), for
+// both kernel compilers: the C compiler's predefined macros and LLVM's target features say which.
+VectorUnit vector_unit_of(bool avx512f, bool avx, bool neon) {
+  if (avx512f) return kAVX512;
+  if (avx) return {32, 16};
+  if (neon) return {16, 32};
+  return kSSETiles;
+}
+
 class CPUCompiler final : public Compiler {
  public:
   explicit CPUCompiler(const CPUOptions& o)
@@ -370,32 +379,40 @@ class CPUGraph final : public Graph {
   std::vector<Kernel> kernels_;
 };
 
-// The probe reads the target's predefined macros (the compiler's answer for -march=): the widest vector
-// registers it may use, and how many (x86 without AVX: kSSETiles). It is data, never run, so a target
-// newer than this CPU is probed safely. A compiler that cannot build it gets kSSETiles too.
+// The probe reads the target's predefined macros (the compiler's answer for -march=): which of the
+// features vector_unit_of asks about the compiler may use. It is data, never run, so a target newer than
+// this CPU is probed safely. A compiler that cannot build it gets none of them.
 VectorUnit CPUCompiler::probe_vector_unit() {
   static const std::string src = R"(
 #if defined(__AVX512F__)
-const long long tg_vector_unit[2] = {64, 32};
-#elif defined(__AVX__)
-const long long tg_vector_unit[2] = {32, 16};
-#elif defined(__aarch64__)
-const long long tg_vector_unit[2] = {16, 32};
+#define TG_AVX512F 1
 #else
-const long long tg_vector_unit[2] = {64, 32};
+#define TG_AVX512F 0
 #endif
+#if defined(__AVX__)
+#define TG_AVX 1
+#else
+#define TG_AVX 0
+#endif
+#if defined(__aarch64__)
+#define TG_NEON 1
+#else
+#define TG_NEON 0
+#endif
+const long long tg_vector_features[3] = {TG_AVX512F, TG_AVX, TG_NEON};
 )";
   std::string verdict = cached("vector unit probe\n" + src, [&]() -> std::string {
     try {
-      SharedLibrary lib("tg_vector_unit", compile(src));
-      const auto* unit = static_cast<const long long*>(lib.address());
-      return std::to_string(unit[0]) + " " + std::to_string(unit[1]);
+      SharedLibrary lib("tg_vector_features", compile(src));
+      const auto* f = static_cast<const long long*>(lib.address());
+      return std::to_string(f[0]) + " " + std::to_string(f[1]) + " " + std::to_string(f[2]);
     } catch (const Error&) {
-      return std::to_string(kSSETiles.bytes) + " " + std::to_string(kSSETiles.registers);
+      return "0 0 0";
     }
   });
-  VectorUnit u = kSSETiles;
-  std::istringstream(verdict) >> u.bytes >> u.registers;
+  int avx512f = 0, avx = 0, neon = 0;
+  std::istringstream(verdict) >> avx512f >> avx >> neon;
+  VectorUnit u = vector_unit_of(avx512f != 0, avx != 0, neon != 0);
   if (DEBUG >= 2) std::printf("CPU: %d vector registers of %d bytes (%s)\n", u.registers, u.bytes, cachekey().c_str());
   return u;
 }
@@ -452,22 +469,14 @@ void tg_probe(void** bufs, const long long* vals, long long n, long long m) {
 #ifdef TG_HAVE_LLVM
 namespace {
 
-// The target's widest vector registers and their number (x86: zmm0-31 or ymm0-15; AArch64: 32 NEON).
-// x86 without AVX gets AVX-512's tiles (see kSSETiles).
-VectorUnit vector_unit(const LLVMTarget& t) {
-  if (t.has_feature("avx512f")) return kAVX512;
-  if (t.has_feature("avx")) return {32, 16};
-  if (t.has_feature("neon")) return {16, 32};
-  return kSSETiles;
-}
-
 // LLVM IR compiled in process (runtime/llvm_jit.h): no compiler process, no file. The cache key names
 // LLVM's version and the target, so object code cached for another CPU is never loaded.
 class LLVMCompiler final : public Compiler {
  public:
   LLVMCompiler(LLVMTarget t, bool portable_half)
       : Compiler("llvm " + llvm_version() + " " + t.triple + " " + t.cpu + " " + t.features), target_(std::move(t)),
-        features_{target_.has_feature("fma"), target_.has_feature("f16c") && !portable_half, vector_unit(target_)} {}
+        features_{target_.has_feature("fma"), target_.has_feature("f16c") && !portable_half,
+                  vector_unit_of(target_.has_feature("avx512f"), target_.has_feature("avx"), target_.has_feature("neon"))} {}
   std::string compile(const std::string& ir) override { return llvm_compile(ir, target_); }
   const LLVMFeatures& features() const { return features_; }
  private:
