@@ -5,6 +5,7 @@
 // build only.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -132,4 +133,29 @@ TEST(LargeBuffers, FusedRowKernelPast2e31) {
   EXPECT_EQ(m[R - 1].item<uint8_t>(), 9);
   EXPECT_EQ(s[0].item<uint32_t>(), 2 * C + 5);
   EXPECT_EQ(m[0].item<uint8_t>(), 7);
+}
+
+// softmax over rows past 2^31 elements in float16: the fused kernel's sum loop stores each exp into the
+// output and its Row loop scales it in place (the lowerer's Row reuse), both at 64-bit offsets; read at
+// the first and last rows.
+TEST(LargeBuffers, SoftmaxRowReusePast2e31) {
+  SKIP_UNDER_SANITIZERS();
+  constexpr int64_t R = 65537, C = 32768;  // 2^31 + 32768 elements
+  std::vector<uint8_t> v(static_cast<size_t>(R * C), 2);
+  v[1] = 7;
+  v[static_cast<size_t>(R * C - 1)] = 9;
+  Tensor x = Tensor(v, {R, C}).realize();
+  v = {};
+  int64_t before = GlobalCounters::kernel_count;
+  Tensor p = x.cast(dtypes::float16).softmax(1).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
+  // a row of 2s with one larger value m: that one is 1 / (1 + (C - 1) e^(2 - m)), the others e^(2 - m) times it
+  // (float16: a few units of its 2^-11 roundoff; the smallest values are subnormal halves)
+  auto near = [](double got, double want) { EXPECT_NEAR(got, want, 5e-3 * want); };
+  double top0 = 1 / (1 + (C - 1) * std::exp(-5.0)), top_last = 1 / (1 + (C - 1) * std::exp(-7.0));
+  near(p[0][1].cast(dtypes::float32).item<float>(), top0);
+  near(p[0][0].cast(dtypes::float32).item<float>(), top0 * std::exp(-5.0));
+  near(p[R / 2][C / 2].cast(dtypes::float32).item<float>(), 1.0 / C);
+  near(p[R - 1][C - 1].cast(dtypes::float32).item<float>(), top_last);
+  near(p[R - 1][0].cast(dtypes::float32).item<float>(), top_last * std::exp(-7.0));
 }
