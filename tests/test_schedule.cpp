@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/grouping.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
 #include "lazy/lazybuffer.h"
@@ -174,6 +175,36 @@ TEST(ScheduleItems, DebugPrintsFusionDecisions) {
   out = testing::internal::GetCapturedStdout();
   EXPECT_THAT(out, HasSubstr("schedule: 3 kernels, 3 items"));
   EXPECT_THAT(out, HasSubstr("a kernel of its own: FUSE=0"));
+}
+
+// The fusion decisions are data (engine/grouping.h): which buffers are realized and why, and which
+// kernel computes what, before any AST is built.
+TEST(ScheduleItems, GroupingIsData) {
+  Tensor x = Tensor::rand({64, 48}).realize();
+  Tensor mean = x.mean({1}, true);
+  Tensor y = (x - mean).square().sum({0});
+  Grouping g = group({y.lazydata()});
+  ASSERT_EQ(g.kernels.size(), 2u);
+  LazyBuffer* row_sum = mean.lazydata()->base()->srcs[0]->base();  // mean = sum * (1/48)
+  ASSERT_EQ(row_sum->op, Ops::REDUCE_AXIS);
+  EXPECT_EQ(g.realizes.at(row_sum), "its reader's kernel reduces other rows");
+  EXPECT_EQ(g.realizes.at(y.lazydata()->base()), "an output");
+  EXPECT_EQ(g.kernels[0].outputs, std::vector<LazyBuffer*>{row_sum});  // sources first
+  EXPECT_EQ(g.kernels[1].outputs, std::vector<LazyBuffer*>{y.lazydata()->base()});
+  EXPECT_EQ(g.kernels[1].shape, (Shape{1, 48}));
+  // softmax: one kernel of one output that fuses both of its reduces; mean and var together: one
+  // kernel of two outputs
+  Tensor s = x.softmax(1);
+  g = group({s.lazydata()});
+  ASSERT_EQ(g.kernels.size(), 1u);
+  ASSERT_EQ(g.kernels[0].reduces.size(), 1u);
+  std::vector<Ops> reduce_ops;
+  for (LazyBuffer* r : g.kernels[0].reduces[0]) reduce_ops.push_back(std::get<ReduceArg>(r->arg).op);
+  EXPECT_THAT(reduce_ops, testing::UnorderedElementsAre(Ops::MAX, Ops::ADD));
+  g = group({x.mean({1}).lazydata(), x.var({1}).lazydata()});
+  ASSERT_EQ(g.kernels.size(), 1u);
+  EXPECT_EQ(g.kernels[0].outputs.size(), 2u);
+  EXPECT_TRUE(g.buffer_ops.empty());
 }
 
 // Which reduces fuse does not depend on where the graph's buffers happen to be in memory: a graph with

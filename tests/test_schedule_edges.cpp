@@ -137,6 +137,19 @@ TEST(ScheduleEmpty, EmptyBuffersAndPaddedEmptyViews) {
   EXPECT_TRUE(padded.tolist<int>().empty());
 }
 
+// An empty output of an op whose sources other outputs compute (differential fuzz seed 1153316: the
+// grouping once read those sources as a copy would, and crashed).
+TEST(ScheduleEmpty, EmptyOutputBesideItsSourcesReaders) {
+  Tensor x = realized(Tensor(std::vector<float>{-2.625f, 1.9375f, 2.5625f}, {3, 1}));
+  Tensor sq = x * x;
+  Tensor m = x.mean({0, 1}, true), msq = sq.mean({0, 1}, true), empty = sq.shrink({{3, 3}, {0, 1}}) * -3;
+  Tensor::corealize({m, msq, empty});
+  EXPECT_FLOAT_EQ(m.item<float>(), (-2.625f + 1.9375f + 2.5625f) / 3);
+  EXPECT_FLOAT_EQ(msq.item<float>(), (2.625f * 2.625f + 1.9375f * 1.9375f + 2.5625f * 2.5625f) / 3);
+  EXPECT_EQ(empty.shape(), (Shape{0, 1}));
+  EXPECT_TRUE(empty.tolist<float>().empty());
+}
+
 // Indices past the int32 range are out of range, not truncated to an in-range int32 value.
 TEST(ScheduleGather, Int64IndicesAreNotTruncated) {
   Tensor data = realized(Tensor({10.f, 20.f, 30.f, 40.f}));

@@ -11,12 +11,6 @@
 
 namespace tg {
 
-namespace {
-const ShapeTracker& st_of(const UOpPtr& view) {
-  return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(view->arg));
-}
-}  // namespace
-
 const char* optops_name(OptOps op) {
   switch (op) {
     case OptOps::UPCAST: return "UPCAST";
@@ -39,7 +33,7 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
   // several STOREs (a multi-output kernel) store over the same loop nest: the first one's view is views_[0]
   TG_ASSERT(ast_->op == Ops::SINK && !ast_->src.empty());
   for (auto& st : ast_->src) {
-    TG_ASSERT(st->op == Ops::STORE && st_of(st->src[1]).shape() == st_of(ast_->src[0]->src[1]).shape(), "a kernel's STOREs store over different shapes");
+    TG_ASSERT(st->op == Ops::STORE && ShapeTracker::of(*st->src[1]).shape() == ShapeTracker::of(*ast_->src[0]->src[1]).shape(), "a kernel's STOREs store over different shapes");
     if (std::find(views_.begin(), views_.end(), st->src[1]) == views_.end()) views_.push_back(st->src[1]);
   }
   std::vector<ReduceArg> reduces;
@@ -56,12 +50,12 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
           if (view_dtypes_[i] == dtypes::void_) view_dtypes_[i] = u->src[0]->dtype.base();
           if (u->op == Ops::LOAD) loaded_[i] = true;
         }
-  Shape out = st_of(views_[0]).shape();
+  Shape out = ShapeTracker::of(*views_[0]).shape();
   // the loop sizes: the largest view's, except that a dim some view has as 0 is empty (a reduce over
   // a zero-length axis runs no iterations and leaves its identity)
   Shape full = out;
   for (auto& v : views_) {
-    const Shape& s = st_of(v).shape();
+    const Shape& s = ShapeTracker::of(*v).shape();
     TG_ASSERT(s.size() == full.size(), "kernel views of different ranks");
     for (size_t i = 0; i < s.size(); i++) full[i] = (full[i] == 0 || s[i] == 0) ? 0 : std::max(full[i], s[i]);
   }
@@ -79,7 +73,7 @@ Kernel::Kernel(UOpPtr ast, const Renderer& ren) : ast_(std::move(ast)), ren_(&re
   // merge neighbouring dims of the same kind when every view walks them as one (and every reduce
   // reduces both or neither)
   std::vector<ShapeTracker> sts;
-  for (auto& v : views_) sts.push_back(st_of(v).permute(perm));
+  for (auto& v : views_) sts.push_back(ShapeTracker::of(*v).permute(perm));
   std::vector<std::vector<std::optional<int64_t>>> strides;
   for (auto& st : sts) strides.push_back(st.real_strides());
   auto same_reduces = [&](int a, int b) {
@@ -381,7 +375,7 @@ DType Kernel::index_dtype() const {
   for (auto& st : sts_)
     if (st.index_bound() > INT32_MAX) return dtypes::int64;
   for (auto& u : ast_->toposort()) {
-    if (u->op == Ops::VIEW && st_of(u).index_bound() > INT32_MAX) return dtypes::int64;
+    if (u->op == Ops::VIEW && ShapeTracker::of(*u).index_bound() > INT32_MAX) return dtypes::int64;
     // a gather's loaded offset is int64 when its data has 2^31 elements or more
     if (u->op == Ops::LOAD && u->src.size() == 4 && u->src[2]->dtype == dtypes::int64) return dtypes::int64;
   }
@@ -405,7 +399,7 @@ int64_t Kernel::estimate_mem() const {
   int64_t bytes = 0;
   for (auto& u : ast_->toposort())
     if (u->op == Ops::LOAD || u->op == Ops::STORE)
-      bytes += st_of(u->src[1]).real_size() * u->src[0]->dtype.itemsize();
+      bytes += ShapeTracker::of(*u->src[1]).real_size() * u->src[0]->dtype.itemsize();
   return bytes;
 }
 

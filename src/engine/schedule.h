@@ -1,12 +1,16 @@
-// create_schedule: decides which LazyBuffers are realized and cuts the graph into ScheduleItems.
+// create_schedule: decides which LazyBuffers are realized and cuts the graph into ScheduleItems. The
+// decisions are made in one pass over the whole graph (engine/grouping.h: group()), then each kernel's
+// AST is built as decided.
 //
 // The realize rules are seed 002's: the outputs; COPY sources; loads (EMPTY, COPY, CONTIGUOUS); the
 // base of a view that expands it (unless it is a simple pad, or reads a reduce back: below); forced
 // realizes. Beyond those, a reduce is realized when it cannot fuse into its consumer's kernel (the
 // kernel already reduces other rows, or it is seen through a view that neither reads it elementwise
 // nor reads it back) or when several kernels would compute it, and a chain of fused ops is cut every
-// few hundred ops so that no kernel is too big to compile. Every other op fuses into the kernel of the
-// realized buffer that uses it: elementwise ops before, into and after reduces.
+// few hundred ops so that no kernel is too big to compile. A reduce is decided once, when every kernel
+// that reads it is known (a kernel's reduce met first from the outputs sets the rows it reduces). Every
+// other op fuses into the kernel of the realized buffer that uses it: elementwise ops before, into and
+// after reduces. Kernels over one loop nest then join in multi-output kernels (grouping.h, step 3).
 // Reduce-then-broadcast fusion: a reduce (or elementwise ops over reduces: a mean, rsqrt(var + eps))
 // expanded back over the rows it reduced stays in its readers' kernel when every reduce of the kernel
 // reduces the same rows: var, softmax, layernorm are one kernel that loops over a row once per reduce,

@@ -112,6 +112,15 @@ ShapeTracker ShapeTracker::operator+(const ShapeTracker& top) const {
   return ret;
 }
 
+UOpPtr ShapeTracker::to_uop() const {
+  return UOp::make(Ops::VIEW, dtypes::void_, {}, std::shared_ptr<const ArgObject>(std::make_shared<ShapeTracker>(*this)));
+}
+
+const ShapeTracker& ShapeTracker::of(const UOp& view) {
+  TG_ASSERT(view.op == Ops::VIEW, "ShapeTracker::of a ", op_name(view.op));
+  return static_cast<const ShapeTracker&>(*std::get<std::shared_ptr<const ArgObject>>(view.arg));
+}
+
 ShapeTracker ShapeTracker::simplify() const {
   std::vector<View> vs = views;
   while (vs.size() >= 2) {

@@ -81,6 +81,11 @@ struct ShapeTracker final : ArgObject {
   // A dim that the validity (a mask) depends on counts as not affine, unless ignore_valid.
   std::vector<std::optional<int64_t>> real_strides(bool ignore_valid = false) const;
 
+  // The VIEW UOp that carries this tracker (how an AST sees a buffer; hash-consed: equal trackers give
+  // the same node), and the tracker of such a VIEW.
+  UOpPtr to_uop() const;
+  static const ShapeTracker& of(const UOp& view);
+
   uint64_t hash() const override;
   bool equals(const ArgObject& o) const override;
   std::string str() const override;

@@ -96,6 +96,24 @@ TEST(Fusion, CostRuleAndOtherRows) {
            "(x0 - x0.amax(1, keepdim=True)).exp().sum(1) + x0.amax(1) * (x0 - x0.amax(1, keepdim=True)).sum(1)", {.grad = false});
 }
 
+// The grouping decides each reduce once, when all of its readers are known: attention's softmax is one
+// kernel between the two matmuls, though the matmul that reads it reduces other rows. (The scheduler
+// before it fused greedily from each output and restarted after each reduce it could not fuse: the
+// softmax's max, met after the first matmul's sum, was realized as well: 4 kernels.)
+TEST(Fusion, AttentionSoftmaxIsOneKernelBetweenMatmuls) {
+  auto attention = [](const Tensor& q, const Tensor& k, const Tensor& v) {
+    return (q.matmul(k.transpose(-1, -2)) / std::sqrt(8.0)).softmax(-1).matmul(v);
+  };
+  Tensor q = random_tensor({2, 4, 5, 8}, -2, 2, tg::dtypes::float32, 1).realize();
+  Tensor k = random_tensor({2, 4, 5, 8}, -2, 2, tg::dtypes::float32, 2).realize();
+  Tensor v = random_tensor({2, 4, 5, 3}, -2, 2, tg::dtypes::float32, 3).realize();
+  size_t n = 0;
+  for (auto& si : tg::create_schedule({attention(q, k, v).lazydata()})) n += si.is_kernel();
+  EXPECT_EQ(n, 3u);
+  check_op({{2, 4, 5, 8}, {2, 4, 5, 8}, {2, 4, 5, 3}}, [&](auto& x) { return attention(x[0], x[1], x[2]); },
+           "torch.softmax(x0 @ x1.transpose(-1, -2) / 8 ** 0.5, -1) @ x2");
+}
+
 // ---- multi-output kernels ----------------------------------------------------------------------------
 
 namespace {
