@@ -191,7 +191,7 @@ class Grouper {
         Node& k = nodes_[r.node];
         if (b->op != Ops::REDUCE_AXIS) {
           k.alu += is_alu(b->op);
-          enter_sources(b, ShapeTracker::of(*r.view), r.node);
+          enter_sources(b, r.view, r.node);
         } else if (std::find(k.reduces.begin(), k.reduces.end(), b) == k.reduces.end()) {
           fuse_reduce(b, r.node);
         }
@@ -290,30 +290,29 @@ class Grouper {
     if (!seen_reads_.insert({lb, node, view.get()}).second) return;
     reads_[lb].push_back({node, std::move(view)});  // the Read keeps the view (seen_reads_'s key) alive
   }
-  // node k reads `src` at `st` (an index of the kernel's loops -> src's index)
-  void enter(const LBPtr& src, ShapeTracker st, size_t k) {
-    LazyBuffer* lb = src.get();
-    if (lb->is_view()) { st = lb->st + st; lb = lb->base(); }
+  // node k reads `src` through `view` (an index of the kernel's loops -> the index of what src views)
+  void enter(const LBPtr& src, const UOpPtr& view, size_t k) {
+    LazyBuffer* lb = src->base();
     if (lb->realized() || lb->op == Ops::CONST || lb->op == Ops::ARANGE) return;
-    add_read(lb, k, st.to_uop());
+    add_read(lb, k, src->is_view() ? (src->st + ShapeTracker::of(*view)).to_uop() : view);
   }
-  // what kernel k computes first to compute b at `st`
-  void enter_sources(const LazyBuffer* b, const ShapeTracker& st, size_t k) {
+  // what kernel k computes first to compute b at `view`
+  void enter_sources(const LazyBuffer* b, const UOpPtr& view, size_t k) {
     switch (b->op) {
       case Ops::INDEX:  // the data is read by a loaded address; the offset and valid are computed here
         if (!b->srcs[0]->base()->realized()) add_read(b->srcs[0]->base(), k, nullptr);
-        enter(b->srcs[1], st, k);
-        enter(b->srcs[2], st, k);
+        enter(b->srcs[1], view, k);
+        enter(b->srcs[2], view, k);
         return;
-      case Ops::ASSIGN: enter(b->srcs[0], st, k); return;  // the value (srcs[1] names the target)
-      case Ops::REDUCE_AXIS: enter(b->srcs[0], ShapeTracker::from_shape(b->srcs[0]->shape()), k); return;
+      case Ops::ASSIGN: enter(b->srcs[0], view, k); return;  // the value (srcs[1] names the target)
+      case Ops::REDUCE_AXIS: enter(b->srcs[0], ShapeTracker::from_shape(b->srcs[0]->shape()).to_uop(), k); return;
       default:
-        for (auto& s : b->srcs) enter(s, st, k);
+        for (auto& s : b->srcs) enter(s, view, k);
     }
   }
   void fuse_reduce(LazyBuffer* r, size_t k) {
     nodes_[k].reduces.push_back(r);
-    enter_sources(r, {}, k);
+    enter_sources(r, nullptr, k);
   }
 
   // A realized buffer: a kernel of its own, a buffer op, or nothing (a constant; an empty buffer that
@@ -328,7 +327,7 @@ class Grouper {
     } else if (b->op == Ops::REDUCE_AXIS) {
       fuse_reduce(b, k);
     } else {
-      enter_sources(b, ShapeTracker::from_shape(b->shape()), k);
+      enter_sources(b, ShapeTracker::from_shape(b->shape()).to_uop(), k);
     }
   }
 
