@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,7 +16,6 @@ namespace tg {
 namespace {
 
 using LBSet = std::unordered_set<LazyBuffer*>;
-
 
 bool has_mask(const ShapeTracker& st) {
   return std::any_of(st.views.begin(), st.views.end(), [](const View& v) { return v.mask.has_value(); });
