@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -30,7 +31,11 @@ namespace {
 
 // A CPU device per (compiler, target), registered once.
 std::string cpu_device(KernelCompiler c, const std::string& target) {
-  std::string name = std::string("CPU") + (c == KernelCompiler::LLVM ? "LLVM" : "CLANG") + (target == "native" ? "NATIVE" : "BASE");
+  static std::vector<std::string> targets;  // a device per target: "CPULLVMT0", ...
+  auto it = std::find(targets.begin(), targets.end(), target);
+  if (it == targets.end()) it = targets.insert(targets.end(), target);
+  std::string name = std::string("CPU") + (c == KernelCompiler::LLVM ? "LLVM" : "CLANG") +
+                     (target == "native" ? "NATIVE" : "T" + std::to_string(it - targets.begin()));
   static std::set<std::string> made;
   if (made.insert(name).second)
     Device::register_backend(name, [c, target](const std::string& n) {
@@ -134,6 +139,20 @@ TEST(LLVMKernels, RendersLLVMIR) {
   EXPECT_THAT(src, HasSubstr("define void @r_"));
   EXPECT_THAT(src, HasSubstr("(ptr noalias %bufs, ptr noalias %vals, i64 %gstart, i64 %gend)"));
   EXPECT_THAT(src, HasSubstr("call <16 x float> @tg_exp2_v16f32("));  // the vector exp2, as the C has it
+  // for an AVX-512 target it scales by 2^n with vscalefps, elsewhere by two exact factors (the same
+  // bits: SameBitsAsTheCCompiler runs both on an AVX-512 host); rendered and compiled, not run
+  for (const char* target : {"skylake-avx512", "x86-64-v3"}) {
+#if !defined(__x86_64__)
+    break;
+#endif
+    std::string tdev = cpu_device(KernelCompiler::LLVM, target);
+    auto tren = with_vector_unit(Device::get(tdev).renderer(), kAVX512);
+    Kernel tk(si.ast, *tren);
+    tk.hand_coded_optimizations();
+    std::string tsrc = compile_kernel(tk, tdev)->kernel.src;
+    EXPECT_THAT(tsrc, HasSubstr("call <16 x float> @tg_exp2_v16f32(")) << target;
+    EXPECT_EQ(tsrc.find("@llvm.x86.avx512.mask.scalef.ps.512") != std::string::npos, std::string(target) == "skylake-avx512") << target;
+  }
 }
 
 // The heuristics tile for the target's vector registers. Each compiler says what they are for a CPU_TARGET:

@@ -232,7 +232,8 @@ std::string math_call(LLVMCtx& c, const char* fn, DType dt, const std::string& x
 
 // exp2 of a float32 vector or scalar, branch-free (the C's tg_exp2_<vec>): x = n + f with n = round(x), f in
 // [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (contracted to fmas where the target has them); 2^n
-// applied as two exact power-of-two factors. x clamped to [-151, 129]; NaN passes through.
+// applied as two exact power-of-two factors, or by AVX-512's scalef (one rounding either way: the same
+// bits). x clamped to [-151, 129]; NaN passes through.
 std::string exp2_vector(LLVMCtx& c, DType d) {
   std::string t = type(d), w = std::to_string(d.count), name = "@tg_exp2_" + mangle(d);
   std::string it = d.count > 1 ? "<" + w + " x i32>" : "i32", bt = d.count > 1 ? "<" + w + " x i1>" : "i1";
@@ -254,6 +255,13 @@ std::string exp2_vector(LLVMCtx& c, DType d) {
     f << "  %m" << i << " = fmul contract " << t << " " << p << ", %f\n"
       << "  %p" << i << " = fadd contract " << t << " %m" << i << ", " << k(coef[i]) << "\n";
     p = "%p" + std::to_string(i);
+  }
+  if (c.f.avx512f && d.count == 16) {  // p * 2^n in one step: the same single rounding as the two factors
+    c.decls.insert("declare <16 x float> @llvm.x86.avx512.mask.scalef.ps.512(<16 x float>, <16 x float>, <16 x float>, i16, i32) nounwind readnone");
+    f << "  %y = call <16 x float> @llvm.x86.avx512.mask.scalef.ps.512(<16 x float> " << p << ", <16 x float> %n, <16 x float> undef, i16 -1, i32 4)\n"
+      << "  ret " << t << " %y\n}";
+    c.decls.insert(f.str());
+    return name;
   }
   f << "  %ri = bitcast " << t << " %r to " << it << "\n"
     << "  %ni = sub " << it << " %ri, " << ki(0x4B400000) << "\n"
