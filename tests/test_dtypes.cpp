@@ -465,6 +465,28 @@ TEST(DtypeIntSemantics, IntegerArithmeticWraps) {
   EXPECT_EQ((Tensor(std::vector<uint16_t>{65535}, {1}) * Tensor(std::vector<uint16_t>{65535}, {1})).tolist<uint16_t>(), (std::vector<uint16_t>{1}));
 }
 
+// A sum that wraps around is not its terms' sum: the simplifier's comparison and division rules (which
+// move constants across) must not apply to it (differential fuzz seed 1181653: uint8 4 + x < 3 was
+// rewritten to x < 255). Expected values: C's uint8/int8 arithmetic, written out per element.
+TEST(DtypeIntSemantics, WrappingSumsInComparisonsAndDivisions) {
+  std::vector<uint8_t> u = {6, 9, 251, 252, 253, 254, 255, 0};
+  std::vector<int8_t> s = {-128, -125, -1, 0, 100, 123, 124, 127};
+  Tensor tu(u, {8}), ts(s, {8});
+  std::vector<bool> lt, mul_lt, slt;
+  std::vector<uint8_t> div;
+  for (uint8_t x : u) {
+    uint8_t sum = static_cast<uint8_t>(x + 4);
+    lt.push_back(sum < 3);
+    div.push_back(sum / 2);
+    mul_lt.push_back(static_cast<uint8_t>(x * 2) < 10);
+  }
+  for (int8_t x : s) slt.push_back(static_cast<int8_t>(x + 4) < -120);
+  EXPECT_EQ(((tu + 4) < 3).tolist<bool>(), lt);
+  EXPECT_EQ((tu + 4).idiv(Tensor::full({8}, 2, dtypes::uint8)).tolist<uint8_t>(), div);
+  EXPECT_EQ(((tu * 2) < 10).tolist<bool>(), mul_lt);
+  EXPECT_EQ(((ts + 4) < -120).tolist<bool>(), slt);
+}
+
 // ---- casts ------------------------------------------------------------------------------------------
 
 namespace {

@@ -44,8 +44,30 @@ UOpPtr build_sum(DType dt, const std::vector<std::pair<UOpPtr, int64_t>>& terms,
 // k*t = (k//d)*d*t + (k%d)*t, so each coefficient's multiple of d goes to the quotient and only k%d
 // stays in the remainder (conv's window views give (ky*31 + x) % 30 = ky + x); when what is left fits
 // in [0, d) it is the remainder itself.
+// Whether the integer sum x (its ADDs and products with constants, as linearize_sum reads it) is the
+// exact value of its terms: no node of it can leave its dtype's range and wrap around. Moving terms
+// across a comparison or out of a division holds only then (for uint8 x, x + 4 < 3 is true at x >= 252).
+bool exact_sum(const UOpPtr& x) {
+  bool add = x->op == Ops::ADD, mul = x->op == Ops::MUL && x->src[1]->op == Ops::CONST;
+  if (!add && !mul) return true;
+  const UOp &a = *x->src[0], &b = *x->src[1];
+  __int128 lo, hi;
+  if (add) {
+    lo = static_cast<__int128>(a.vmin) + b.vmin;
+    hi = static_cast<__int128>(a.vmax) + b.vmax;
+  } else {
+    __int128 p = static_cast<__int128>(a.vmin) * b.vmin, q = static_cast<__int128>(a.vmax) * b.vmin;
+    lo = std::min(p, q);
+    hi = std::max(p, q);
+  }
+  // the range bounds carry (saturated to int64, as UOp bounds are: uint64 counts as [0, 2^63 - 1])
+  auto bound = [](double v) { return v < -9.2e18 ? static_cast<__int128>(INT64_MIN) : v > 9.2e18 ? static_cast<__int128>(INT64_MAX) : static_cast<__int128>(v); };
+  if (lo < bound(x->dtype.min()) || hi > bound(x->dtype.max())) return false;
+  return exact_sum(x->src[0]) && (mul || exact_sum(x->src[1]));
+}
+
 UOpPtr fold_divmod(const UOpPtr& x, int64_t d, bool is_mod) {
-  if (d <= 0 || x->vmin < 0) return nullptr;
+  if (d <= 0 || x->vmin < 0 || !exact_sum(x)) return nullptr;
   if (x->vmax < d) return is_mod ? x : UOp::cnst_int(x->dtype, 0);
   if (!is_mod && x->vmin / d == x->vmax / d) return UOp::cnst_int(x->dtype, x->vmin / d);
   Linear lin;
@@ -192,11 +214,15 @@ std::vector<Rule> symbolic_rules() {
     return b["x"]->idiv(a)->mod(m / a);
   }});
   // comparisons against a constant: move constant terms across, divide out a common factor
-  r.push_back({alu(Ops::CMPLT, {alu(Ops::ADD, {ints("x"), UPat::cvar("c1")}), UPat::cvar("c2")}),
-               [](B b) { return b["x"]->lt(b["c2"]->const_int() - b["c1"]->const_int()); }});
+  // (not where the sum wraps around, nor to a constant the dtype cannot hold)
+  r.push_back({alu(Ops::CMPLT, {alu(Ops::ADD, {ints("x"), UPat::cvar("c1")}), UPat::cvar("c2")}), [](B b) -> UOpPtr {
+    __int128 c = static_cast<__int128>(b["c2"]->const_int()) - b["c1"]->const_int();
+    if (!exact_sum(b["root"]->src[0]) || c < b["x"]->dtype.min() || c > b["x"]->dtype.max() || c < INT64_MIN || c > INT64_MAX) return nullptr;
+    return b["x"]->lt(static_cast<int64_t>(c));
+  }});
   r.push_back({alu(Ops::CMPLT, {alu(Ops::MUL, {ints("x"), UPat::cvar("c1")}), UPat::cvar("c2")}), [](B b) -> UOpPtr {
     int64_t a = b["c1"]->const_int(), c = b["c2"]->const_int();
-    if (a <= 0) return nullptr;
+    if (a <= 0 || !exact_sum(b["root"]->src[0])) return nullptr;
     return b["x"]->lt(c > 0 ? (c + a - 1) / a : -((-c) / a));  // x*a < c  <=>  x < ceil(c/a)
   }});
   // !(!x) for bools expressed as x != true
