@@ -40,10 +40,6 @@ UOpPtr build_sum(DType dt, const std::vector<std::pair<UOpPtr, int64_t>>& terms,
   return c ? r->add(c) : r;
 }
 
-// (sum) // d and (sum) % d for a positive constant d and a non-negative sum of non-negative terms:
-// k*t = (k//d)*d*t + (k%d)*t, so each coefficient's multiple of d goes to the quotient and only k%d
-// stays in the remainder (conv's window views give (ky*31 + x) % 30 = ky + x); when what is left fits
-// in [0, d) it is the remainder itself.
 // Whether the integer sum x (its ADDs and products with constants, as linearize_sum reads it) is the
 // exact value of its terms: no node of it can leave its dtype's range and wrap around. Moving terms
 // across a comparison or out of a division holds only then (for uint8 x, x + 4 < 3 is true at x >= 252).
@@ -66,6 +62,10 @@ bool exact_sum(const UOpPtr& x) {
   return exact_sum(x->src[0]) && (mul || exact_sum(x->src[1]));
 }
 
+// (sum) // d and (sum) % d for a positive constant d and a non-negative sum of non-negative terms:
+// k*t = (k//d)*d*t + (k%d)*t, so each coefficient's multiple of d goes to the quotient and only k%d
+// stays in the remainder (conv's window views give (ky*31 + x) % 30 = ky + x); when what is left fits
+// in [0, d) it is the remainder itself.
 UOpPtr fold_divmod(const UOpPtr& x, int64_t d, bool is_mod) {
   if (d <= 0 || x->vmin < 0 || !exact_sum(x)) return nullptr;
   if (x->vmax < d) return is_mod ? x : UOp::cnst_int(x->dtype, 0);
