@@ -117,6 +117,10 @@ def math_op(run, op, x, d):
   r = run.rel(f(xp.astype(H)).astype(DT[d]), d, K_OUT, m)
   if op in ("tanh", "sigmoid"):  # composed as 2*sigmoid(2x)-1 and 1/(1+exp(-x)): absolute error near 0,
     r = run.absn(r, d, K_OUT * UNIT[d], np.ones(r.shape, bool))  # even where the exact value is representable
+    # a move stays in the function's range: 1 is where a sigmoid within its allowance of 1 rounds to (a
+    # move of 0.99999994 up skips past 1 to 1.0000005, and x.ne(1) of such a value must accept either)
+    lo = 0 if op == "sigmoid" else -1
+    r = np.clip(r, DT[d](lo), DT[d](1)).astype(DT[d])
   return r
 
 
