@@ -104,17 +104,24 @@ TEST(LargeBuffers, ArangePast2e32IsComputedFromTheIndex) {
   EXPECT_EQ(f.shrink({{(n - 1) / 2, (n + 1) / 2}}).item<double>(), static_cast<double>(n - 1 - ((n - 1) % 2)));
 }
 
+namespace {
+// 65537 rows of 32768 uint8 2s (2^31 + 32768 elements), with a 7 at [0, 1] and a 9 at the very end.
+constexpr int64_t kRowsPast2e31 = 65537, kRowPast2e31 = 32768;
+Tensor rows_past_2e31() {
+  std::vector<uint8_t> v(static_cast<size_t>(kRowsPast2e31 * kRowPast2e31), 2);
+  v[1] = 7;
+  v.back() = 9;
+  return Tensor(v, {kRowsPast2e31, kRowPast2e31}).realize();
+}
+}  // namespace
+
 // A reduce broadcast back over its rows is one kernel (a Row loop stores the row after its reduce): the
 // rows' loop, the reduce's and the Row loop's indices pass 2^31 in the last rows, read and written at
 // both ends. Also a mean and a max of the same rows, two outputs of one kernel, read at the end.
 TEST(LargeBuffers, FusedRowKernelPast2e31) {
   SKIP_UNDER_SANITIZERS();
-  constexpr int64_t R = 65537, C = 32768;  // 2^31 + 32768 elements
-  std::vector<uint8_t> v(static_cast<size_t>(R * C), 2);
-  v[1] = 7;
-  v[static_cast<size_t>(R * C - 1)] = 9;
-  Tensor x = Tensor(v, {R, C}).realize();
-  v = {};
+  constexpr int64_t R = kRowsPast2e31, C = kRowPast2e31;
+  Tensor x = rows_past_2e31();
   int64_t before = GlobalCounters::kernel_count;
   Tensor y = (x.max({1}, true) - x).realize();
   EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
@@ -140,12 +147,8 @@ TEST(LargeBuffers, FusedRowKernelPast2e31) {
 // the first and last rows.
 TEST(LargeBuffers, SoftmaxRowReusePast2e31) {
   SKIP_UNDER_SANITIZERS();
-  constexpr int64_t R = 65537, C = 32768;  // 2^31 + 32768 elements
-  std::vector<uint8_t> v(static_cast<size_t>(R * C), 2);
-  v[1] = 7;
-  v[static_cast<size_t>(R * C - 1)] = 9;
-  Tensor x = Tensor(v, {R, C}).realize();
-  v = {};
+  constexpr int64_t R = kRowsPast2e31, C = kRowPast2e31;
+  Tensor x = rows_past_2e31();
   int64_t before = GlobalCounters::kernel_count;
   Tensor p = x.cast(dtypes::float16).softmax(1).realize();
   EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
