@@ -6,15 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
 #include <regex>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "codegen/kernel.h"
 #include "engine/realize.h"
@@ -570,6 +573,50 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
       }
       expect_close(run(si, k.applied_opts()), want, what);
     }
+  }
+}
+
+// A reduce along a row (max, or a softmax's max and sum) keeps 4 vectors of partial results per
+// iteration, folded in pairs before the accumulator: the loop-carried chain is one op per 4 vectors, and
+// the horizontal end folds the lanes in halves. So no chain of MAXes is deeper than log2(lanes) (3 inside
+// the loop: 4 vectors, then the accumulator); one accumulator folded lane by lane was 15 deep on AVX-512.
+// A NaN in any lane of any of the 4 vectors still makes the row's max NaN.
+TEST(KernelOpts, RowReducesFoldInPairs) {
+  std::vector<float> v(64 * 512);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>((i * 37) % 101) * 0.125f - 6.f;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < 8; r++) v[static_cast<size_t>(r * 512 + r * 67 + 3)] = std::nanf("");  // every unrolled slot
+  v[static_cast<size_t>(9 * 512 + 100)] = inf;
+  v[static_cast<size_t>(10 * 512 + 200)] = -inf;
+  Tensor x(v, {64, 512});
+  x.realize();
+  std::map<std::string, Tensor> cases = {{"max", x.max({-1})}, {"softmax", x.softmax(-1)}};
+  for (auto& [name, out] : cases) {
+    ScheduleItem si = kernel_of(out);
+    std::vector<double> want = run(si, {});  // no opts: one scalar accumulator
+    for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {  // AVX-512, AVX2, NEON
+      auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      int64_t lanes = unit.bytes / 4;
+      std::string what = name + ", " + std::to_string(unit.bytes) + "-byte vectors: " + opts_str(k.applied_opts());
+      EXPECT_THAT(what, HasSubstr("UNROLL(0, " + std::to_string(lanes) + ") UNROLL(0, 4)"));
+      std::unordered_map<const UOp*, int> depth;  // the longest chain of MAXes ending at each uop
+      int deepest = 0;
+      for (const UOpPtr& u : k.linearize()) {
+        int d = 0;
+        for (const UOpPtr& s : u->src)
+          if (auto it = depth.find(s.get()); it != depth.end()) d = std::max(d, it->second);
+        if (u->op == Ops::MAX) depth[u.get()] = d + 1, deepest = std::max(deepest, d + 1);
+        if (u->op == Ops::ASSIGN) {  // the accumulator's update reads it once, directly
+          const UOpPtr& update = u->src[1];
+          EXPECT_TRUE(update->src[0] == u->src[0] || update->src[1] == u->src[0]) << what;
+        }
+      }
+      EXPECT_LE(deepest, std::max<int>(3, std::bit_width(static_cast<uint64_t>(lanes)) - 1)) << what;
+      expect_close(run(si, k.applied_opts()), want, what);
+    }
+    for (int64_t r = 0; r < 8 && name == "max"; r++) EXPECT_TRUE(std::isnan(want[static_cast<size_t>(r)])) << r;
   }
 }
 

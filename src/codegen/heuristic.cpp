@@ -7,7 +7,8 @@
 //    becomes vector lanes (twice, when it divides), an output dim along which the vector-loaded operand
 //    is reused is upcast up to 8 (as the registers allow), and the reduce is unrolled by 4 (a short one
 //    wholly);
-//  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes);
+//  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes), 4
+//    vectors of them a loop iteration (folded in pairs: a short loop-carried chain);
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
 // A register tile over many rows then walks the vector operand's panels with its rows innermost, and
@@ -265,6 +266,10 @@ void Kernel::hand_coded_optimizations() {
     if (contiguous_in_a_load(red)) {  // vector partial sums along the reduce
       int64_t w = pow2_divisor(full[red], lanes);
       if (w > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), w});
+      // and 4 of them (reduce_to_acc folds them in pairs before the accumulator), so a loop-carried
+      // max or sum waits for one op per 4 vectors rather than one per vector
+      int64_t u = pow2_divisor(full_shape()[red], 4);
+      if (w > 1 && u > 1 && full_shape()[red] >= 2 * u) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
       return;
     }
     if (vec >= 0) {  // a vector of outputs per accumulator

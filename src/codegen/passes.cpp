@@ -4,6 +4,7 @@
 
 #include "codegen/kernel.h"
 #include "codegen/spec.h"
+#include "tg/error.h"
 
 namespace tg {
 
@@ -55,6 +56,18 @@ const PatternMatcher& pm_const_gates() {
        }, "constant STORE gate"},
   });
   return pm;
+}
+
+UOpPtr fold_pairwise(Ops op, std::vector<UOpPtr> vals) {
+  TG_ASSERT(!vals.empty(), "fold_pairwise of no values");
+  while (vals.size() > 1) {
+    size_t half = vals.size() / 2, odd = vals.size() % 2;
+    std::vector<UOpPtr> next;
+    for (size_t i = 0; i < half; i++) next.push_back(vals[i]->alu(op, vals[i + half + odd]));
+    if (odd) next.insert(next.begin() + static_cast<std::ptrdiff_t>(half), vals[half]);
+    vals = std::move(next);
+  }
+  return vals[0];
 }
 
 }  // namespace tg

@@ -45,5 +45,9 @@ std::vector<UOpPtr> run_passes(const Kernel& k, const std::vector<Pass>& passes)
 // gone, a gate that is always true is dropped.
 const PatternMatcher& pm_flatten_sink();
 const PatternMatcher& pm_const_gates();
+// vals (at least one) combined with the associative `op` in pairs, v[i] op v[i + half], halving until one
+// is left: a chain log2(n) deep instead of n (the horizontal end of a vector reduce, a reduce's unrolled
+// values), and halves of a vector that a vectorizing compiler pairs as whole-vector ops.
+UOpPtr fold_pairwise(Ops op, std::vector<UOpPtr> vals);
 
 }  // namespace tg

@@ -2,8 +2,12 @@
 //
 // REDUCE(vals..., RANGE...) -> ASSIGN(DEFINE_ACC(identity, RANGE...), acc op v0 op v1 ...): the
 // linearizer opens the ranges around the update and reads the ASSIGN after them. A float sum of
-// products accumulates with MULACC (an fma where the device has one). A REDUCE without ranges (every
-// index unrolled) is just its values folded.
+// products accumulates with MULACC (an fma where the device has one). Other values fold in pairs first,
+// so the accumulator's loop-carried chain is one op per iteration however far the reduce is unrolled
+// (a max's compare-and-select is several cycles deep). A REDUCE without ranges (every index unrolled) is
+// just its values folded.
+#include <algorithm>
+
 #include "codegen/passes.h"
 #include "tg/error.h"
 
@@ -21,20 +25,18 @@ UOpPtr reduce_to_assign(const Bindings& b) {
   std::vector<UOpPtr> vals(u->src.begin(), u->src.begin() + n), ranges(u->src.begin() + n, u->src.end());
   DType dt = u->dtype, base = dt.base();
   TG_ASSERT(n > 0, "a REDUCE without values");
-  if (ranges.empty()) {
-    UOpPtr r = vals[0];
-    for (size_t i = 1; i < vals.size(); i++) r = r->alu(op, vals[i]);
-    return r;
-  }
+  if (ranges.empty()) return fold_pairwise(op, std::move(vals));
   UOpPtr identity = op == Ops::ADD ? UOp::cnst(base, 0) : UOp::cnst(base, base.is_bool() ? 0 : base.min());
   if (dt.count > 1) identity = UOp::make(Ops::VECTORIZE, dt, std::vector<UOpPtr>(dt.count, identity));
   std::vector<UOpPtr> acc_src{identity};
   acc_src.insert(acc_src.end(), ranges.begin(), ranges.end());
   UOpPtr acc = UOp::make(Ops::DEFINE_ACC, dt, std::move(acc_src), b.ctx<AccCtx>().accs++);
+  bool fma = op == Ops::ADD && (base.scalar == Scalar::Float32 || base.scalar == Scalar::Float64) &&
+             std::any_of(vals.begin(), vals.end(), [](const UOpPtr& v) { return v->op == Ops::MUL; });
+  if (!fma) return UOp::make(Ops::ASSIGN, dt, {acc, acc->alu(op, fold_pairwise(op, std::move(vals)))});
+  // Products chain through the accumulator as fmas: one op each, where a tree would add a multiply.
   UOpPtr chain = acc;
-  bool fma = op == Ops::ADD && (base.scalar == Scalar::Float32 || base.scalar == Scalar::Float64);
-  for (auto& v : vals)
-    chain = fma && v->op == Ops::MUL ? UOp::make(Ops::MULACC, dt, {v->src[0], v->src[1], chain}) : chain->alu(op, v);
+  for (auto& v : vals) chain = v->op == Ops::MUL ? UOp::make(Ops::MULACC, dt, {v->src[0], v->src[1], chain}) : chain->alu(op, v);
   return UOp::make(Ops::ASSIGN, dt, {acc, chain});
 }
 

@@ -86,12 +86,6 @@ UOpPtr per_lane(const UOpPtr& u, int64_t w) {
   }
   return UOp::make(Ops::VECTORIZE, u->dtype.vec(static_cast<int>(w)), std::move(lanes));
 }
-UOpPtr fold(Ops op, const std::vector<UOpPtr>& vals) {
-  UOpPtr r = vals[0];
-  for (size_t i = 1; i < vals.size(); i++) r = r->alu(op, vals[i]);
-  return r;
-}
-
 UOpPtr lift_alu(B b) {
   auto& ctx = b.ctx<VectorizeCtx>();
   const UOpPtr& u = b["root"];
@@ -198,7 +192,7 @@ UOpPtr lift_reduce_own_lanes(B b) {
     UOpPtr r = UOp::make(Ops::REDUCE, u->dtype.vec(static_cast<int>(w)), std::move(vals), ReduceOpArg{op, n});
     std::vector<UOpPtr> lanes;
     for (int64_t l = 0; l < w; l++) lanes.push_back(UOp::make(Ops::GEP, u->dtype, {r}, l));
-    return fold(op, lanes);
+    return fold_pairwise(op, std::move(lanes));
   }
   for (int i = 0; i < n; i++)  // every lane is one more value
     for (int64_t l = 0; l < w; l++) vals.push_back(lane(u->src[static_cast<size_t>(i)], l));
