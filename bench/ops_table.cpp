@@ -3,7 +3,7 @@
 // per row on stdout (progress on stderr):
 //   id  ms(median)  runs  kernels_per_run  status(OK|WRONG|ERROR)  note
 //
-//   bench_ops_table [--beam N] [--rows SUBSTR[,SUBSTR...]]
+//   bench_ops_table [--beam N] [--jit] [--rows SUBSTR[,SUBSTR...]]
 // --beam N runs every selected row inside tg::Context{{"BEAM", N}} (compile, first run and the timed runs:
 // the setting is in force whenever a kernel could be looked up or compiled). Run it in its own process, as
 // the driver does, so that no kernel compiled under another setting can be reused from the in-process cache.
@@ -13,6 +13,10 @@
 // (the method cache hits) and realizes it: graph building, scheduling and the kernels are all inside.
 // Runs repeat until at least 3 runs and 0.5 s, or 2 s in all (at least one run), or 50 runs; the median is
 // reported. The CPU device's kernels are synchronous: realize() returns once they are done.
+//
+// --jit times each row's graph as a TinyJit replay instead (warm-up, capture, one replay first): the captured
+// kernels through the CPU graph executor, with no graph building, scheduling or lookups. Where a row's
+// kernels take microseconds, this column is the kernels and the other the fixed cost of an eager call.
 //
 // Correctness: the output of the last timed run is checked on the host (rows and columns of the matmul
 // recomputed in double, the whole add, sums and norms per row...). A failed check prints WRONG, so a fast but
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "tg/helpers.h"
+#include "tg/jit.h"
 #include "tg/tensor.h"
 
 namespace {
@@ -315,7 +320,7 @@ std::string clean(std::string s) {
   return s;
 }
 
-void run_row(Row& r) {
+void run_row(Row& r, bool jit) {
   std::fprintf(stderr, "  tg: %-28s", r.id.c_str());
   std::fflush(stderr);
   Check c;
@@ -327,6 +332,21 @@ void run_row(Row& r) {
       r.host_run();  // warm-up: pages touched, threads started once
       t = time_runs(r.host_run);
       r.host_check(c);
+    } else if (jit) {
+      tg::TinyJit step([&](const std::vector<Tensor>&) { return std::vector<Tensor>{r.build()}; }, r.id);
+      auto st = Clock::now();
+      for (int i = 0; i < 3; i++) step({});  // warm-up (compiles), capture, one replay
+      double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - st).count();
+      std::optional<Tensor> last;
+      t = time_runs([&] {
+        last.reset();
+        last = step({})[0];
+      });
+      kernels = static_cast<double>(step.captured_kernels());
+      r.check(*last, c);
+      char b[64];
+      std::snprintf(b, sizeof b, "warm-up, capture and a replay %.0f ms", first_ms);
+      note = note.empty() ? b : note + "; " + b;
     } else {
       auto st = Clock::now();
       { Tensor warm = r.build(); warm.realize(); }  // compile (or load from the disk cache) outside the timing
@@ -363,11 +383,14 @@ void run_row(Row& r) {
 
 int main(int argc, char** argv) {
   int beam = -1;
+  bool jit = false;
   std::vector<std::string> filter;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--beam" && i + 1 < argc) {
       beam = std::atoi(argv[++i]);
+    } else if (a == "--jit") {
+      jit = true;
     } else if (a == "--rows" && i + 1 < argc) {
       std::string s = argv[++i];
       for (size_t p = 0; p <= s.size();) {
@@ -377,7 +400,7 @@ int main(int argc, char** argv) {
         p = q + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--beam N] [--rows SUBSTR[,SUBSTR...]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--beam N] [--jit] [--rows SUBSTR[,SUBSTR...]]\n", argv[0]);
       return 2;
     }
   }
@@ -389,11 +412,11 @@ int main(int argc, char** argv) {
   };
   std::optional<tg::Context> ctx;
   if (beam >= 0) ctx.emplace(std::initializer_list<std::pair<const char*, int>>{{"BEAM", beam}});
-  std::fprintf(stderr, "tinygrad.cpp, %s (BEAM=%d)\n", beam >= 0 ? "BEAM set" : "default settings", static_cast<int>(tg::BEAM));
+  std::fprintf(stderr, "tinygrad.cpp, %s (BEAM=%d)%s\n", beam >= 0 ? "BEAM set" : "default settings", static_cast<int>(tg::BEAM), jit ? ", TinyJit replays" : "");
   for (auto& m : make_rows()) {
     if (!want(m.id)) continue;
     Row r = m.make();
-    run_row(r);
+    run_row(r, jit);
   }
   return 0;
 }

@@ -243,11 +243,12 @@ def main():
     ap.add_argument("--tg", help="bench_ops_table output, default settings")
     ap.add_argument("--tg-beam", help="bench_ops_table --beam N output")
     ap.add_argument("--tg-nofuse", help="bench_ops_table output with FUSE=0 (the softmax and layernorm rows)")
+    ap.add_argument("--tg-jit", help="bench_ops_table --jit output (the softmax and layernorm rows as TinyJit replays)")
     ap.add_argument("--beam", type=int, default=2)
     ap.add_argument("--rows", default="", help="comma-separated substrings of row ids")
     args = ap.parse_args()
     filt = [f for f in args.rows.split(",") if f]
-    tg, tgb, tgn = read_tsv(args.tg), read_tsv(args.tg_beam), read_tsv(args.tg_nofuse)
+    tg, tgb, tgn, tgj = read_tsv(args.tg), read_tsv(args.tg_beam), read_tsv(args.tg_nofuse), read_tsv(args.tg_jit)
 
     rng = np.random.default_rng(0)
     results, problems = {}, []
@@ -276,11 +277,12 @@ def main():
     if BLAS_NOTE:
         print(f"note: {BLAS_NOTE}")
     print("float32; median ms after warm-up (tg: kernels compiled before timing; each run builds a fresh lazy "
-          "graph and realizes it); ratio = tg throughput / torch throughput (>1: tg faster)")
+          "graph and realizes it; tg JIT: a TinyJit replay of the captured kernels, no graph building or "
+          "scheduling); ratio = tg throughput / torch throughput (>1: tg faster)")
     print()
     hdr = ["op", "unit", "tg ms", "tg rate", f"tg BEAM={b} ms", f"tg BEAM={b} rate", "torch ms", "torch rate",
            "numpy ms", "numpy rate", "tg/torch", f"tg BEAM={b}/torch", "tg kernels", "tg FUSE=0 ms", "tg FUSE=0/torch",
-           "FUSE=0 kernels"]
+           "FUSE=0 kernels", "tg JIT ms", "tg JIT/torch"]
     print("| " + " | ".join(hdr) + " |")
     print("|" + "|".join(["---"] + ["---"] + ["---:"] * (len(hdr) - 2)) + "|")
     notes = []
@@ -293,10 +295,12 @@ def main():
         kern = "—" if e is None or e["status"] != "OK" or rid == "copy_16M" else f"{e['kernels']:g}"
         en = tgn.get(rid)
         nofuse = ["", "", ""] if en is None else [tg_cells(en, work)[0], ratio(en, t_ms), f"{en['kernels']:g}" if en["status"] == "OK" else "—"]
+        ej = tgj.get(rid)
+        jit = ["", ""] if ej is None else [tg_cells(ej, work)[0], ratio(ej, t_ms)]
         cells = [label, unit, *tg_cells(e, work), *beam_cells, fmt_ms(t_ms), fmt_rate(work, t_ms), fmt_ms(n_ms),
-                 fmt_rate(work, n_ms), ratio(e, t_ms), ratio(eb, t_ms) if rid.startswith("sgemm_") else "", kern, *nofuse]
+                 fmt_rate(work, n_ms), ratio(e, t_ms), ratio(eb, t_ms) if rid.startswith("sgemm_") else "", kern, *nofuse, *jit]
         print("| " + " | ".join(cells) + " |")
-        for tag, entry in (("tg", e), (f"tg BEAM={b}", eb), ("tg FUSE=0", en)):
+        for tag, entry in (("tg", e), (f"tg BEAM={b}", eb), ("tg FUSE=0", en), ("tg JIT", ej)):
             if entry is not None and entry["status"] != "OK":
                 notes.append(f"{rid} ({tag}): {entry['status']}: {entry['note']}")
             elif entry is not None and entry["runs"] < 3:
