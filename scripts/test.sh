@@ -9,7 +9,8 @@
 #   4. builds build-asan/ (ASan + UBSan, -O1; no Python module) and runs ctest there
 #   5. installs build/ into a temporary prefix and builds + runs tests/install against it, and imports the
 #      installed Python module (tests/install/python_smoke.py)
-# and ends with a line "N passed, M failed[, S skipped]".
+# and ends with a line "N passed, M failed[, S skipped]". Every run checks each schedule cache hit
+# against scheduling from scratch (SCHEDULE_CACHE=2, engine/schedule_cache.h).
 # Environment:
 #   TG_SKIP_ASAN=1   skip step 3 (quick local runs)
 #   JOBS=N           parallel build/test jobs (default 2: the machine's cores are shared)
@@ -17,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 JOBS=${JOBS:-2}
+export SCHEDULE_CACHE=2
 PASSED=0
 FAILED=0
 SKIPPED=0

@@ -58,10 +58,11 @@ struct GlobalCounters {
   static inline int64_t mem_peak = 0;      // the most mem_live has been since the last reset
   // the engine's work, for seeing that a TinyJit replay does none of it
   static inline int64_t schedules = 0;     // create_schedule calls
+  static inline int64_t schedule_hits = 0; // of those, schedules taken from the schedule cache
   static inline int64_t lowered = 0;       // ScheduleItems lowered to ExecItems
   static inline int64_t compiles = 0;      // kernels rendered and handed to a compiler (a disk-cache hit counts too)
   static void reset() {
-    kernel_count = global_ops = global_mem = schedules = lowered = compiles = 0;
+    kernel_count = global_ops = global_mem = schedules = schedule_hits = lowered = compiles = 0;
     time_sum_s = 0;
     mem_peak = mem_live;
   }

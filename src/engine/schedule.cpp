@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "engine/grouping.h"
+#include "engine/schedule_cache.h"
 #include "tg/error.h"
 #include "tg/helpers.h"
 #include "uop/rewrite.h"
@@ -236,11 +238,8 @@ ScheduleItem kernel_item(LazyBuffer* out, const Shape& shape, const std::vector<
   return si;
 }
 
-}  // namespace
-
-std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
-  GlobalCounters::schedules++;
-  double t0 = now_s();
+// The schedule of `outs` from scratch: grouping, then each item's AST.
+std::vector<ScheduleItem> build_schedule(const std::vector<LBPtr>& outs) {
   Grouping g = group(outs);
   // every item, and the items whose outputs it reads (by the LazyBuffer of its first output)
   std::unordered_map<LazyBuffer*, ScheduleItem> items;
@@ -297,10 +296,39 @@ std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
       commits.push_back(std::move(c));
     }
   for (ScheduleItem& c : commits) schedule.push_back(std::move(c));
+  return schedule;
+}
+
+// SCHEDULE_CACHE=2: a cache hit must be what scheduling from scratch gives.
+void check_hit(const std::vector<ScheduleItem>& hit, const std::vector<ScheduleItem>& fresh) {
+  TG_ASSERT(hit.size() == fresh.size(), "schedule cache: a hit of ", hit.size(), " items, ", fresh.size(), " from scratch");
+  for (size_t i = 0; i < hit.size(); i++) {
+    const ScheduleItem &a = hit[i], &b = fresh[i];
+    TG_ASSERT(a.ast == b.ast && a.n_outputs == b.n_outputs && a.outputs == b.outputs && a.bufs == b.bufs && a.fusion == b.fusion,
+              "schedule cache: item ", i, " of a hit differs from scheduling from scratch (", a.fusion, " / ", b.fusion, ")");
+  }
+}
+
+}  // namespace
+
+std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
+  GlobalCounters::schedules++;
+  double t0 = now_s();
+  ScheduleKey key = SCHEDULE_CACHE ? schedule_key(outs) : ScheduleKey{};
+  std::optional<std::vector<ScheduleItem>> hit = cached_schedule(key);
+  std::vector<ScheduleItem> schedule;
+  if (hit) {
+    GlobalCounters::schedule_hits++;
+    schedule = std::move(*hit);
+    if (SCHEDULE_CACHE >= 2) check_hit(schedule, build_schedule(outs));
+  } else {
+    schedule = build_schedule(outs);
+    cache_schedule(key, schedule);
+  }
   if (DEBUG >= 1) {
     size_t kernels = 0;
     for (const ScheduleItem& si : schedule) kernels += si.is_kernel();
-    std::printf("schedule: %zu kernels, %zu items in %.2f ms\n", kernels, schedule.size(), (now_s() - t0) * 1e3);
+    std::printf("schedule: %zu kernels, %zu items in %.2f ms%s\n", kernels, schedule.size(), (now_s() - t0) * 1e3, hit ? ", from the cache" : "");
     if (DEBUG >= 2)
       for (const ScheduleItem& si : schedule)
         if (si.is_kernel()) std::printf("  fused %s\n", si.fusion.c_str());

@@ -26,7 +26,10 @@
 // {the ASSIGN, the target}. The two Buffers trade memory, so the target's Buffer object (what tensors,
 // optimizers and TinyJit plans hold) has the new values; the old values stay with the target LazyBuffer
 // if anything still reads it.
-// DEBUG=1 prints each schedule's kernel count and time; DEBUG=2 each kernel's fusion decisions (ScheduleItem::fusion).
+// A graph of the same structure as one scheduled before takes that schedule from the schedule cache
+// (engine/schedule_cache.h), over its own LazyBuffers and Buffers.
+// DEBUG=1 prints each schedule's kernel count and time (", from the cache" on a hit); DEBUG=2 each
+// kernel's fusion decisions (ScheduleItem::fusion).
 // Everything here is iterative: graphs may be millions of ops deep.
 #pragma once
 #include <memory>

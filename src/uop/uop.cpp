@@ -31,7 +31,7 @@ bool arg_equal(const Arg& a, const Arg& b) {
 
 template <class T> concept TypedArg = requires(const T& t) { t.hash(); t.str(); };
 
-static uint64_t arg_hash(const Arg& a) {
+uint64_t arg_hash(const Arg& a) {
   uint64_t h = a.index();
   std::visit([&](const auto& v) {
     using T = std::decay_t<decltype(v)>;

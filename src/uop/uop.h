@@ -115,6 +115,7 @@ struct StoreArg {
 using Arg = std::variant<std::monostate, int64_t, double, std::string, ReduceArg, VarArg, SpecialArg, RangeArg,
                          UnrollArg, ReduceOpArg, LoadArg, StoreArg, std::shared_ptr<const ArgObject>>;
 bool arg_equal(const Arg& a, const Arg& b);
+uint64_t arg_hash(const Arg& a);  // equal args (arg_equal) hash equal
 std::string arg_str(const Arg& a);
 
 struct UOp : std::enable_shared_from_this<UOp> {

@@ -1,0 +1,41 @@
+// The schedule cache: create_schedule's result for a lazy graph of the same structure as one scheduled
+// before, without grouping or building ASTs again (an eager training loop or a small op called in a
+// loop builds the same graph every step, over new buffers).
+//
+// The key is the graph behind the outputs written as hash-consed UOps (uop/uop.h): one node per
+// LazyBuffer down to the realized ones, carrying everything the scheduler reads of it: op, dtype, arg,
+// device, ShapeTracker, whether it is realized or forced to be, and which Buffer it has, numbered by
+// first appearance (so two graphs match only when they share Buffers in the same pattern), plus the
+// FUSE setting. Equal structure is the same key node, compared by pointer; nothing is matched by hash
+// alone. A cached schedule refers to LazyBuffers and Buffers by their position in the key's walk and is
+// filled in with the new graph's.
+//
+// SCHEDULE_CACHE=0 turns it off; SCHEDULE_CACHE=2 also schedules every hit from scratch and raises an
+// InternalError unless the two schedules are the same (the tests' and fuzzers' check of the key).
+// The cache holds at most 1024 schedules; when full it starts over.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "engine/schedule.h"
+#include "tg/helpers.h"
+
+namespace tg {
+
+inline ContextVar SCHEDULE_CACHE{"SCHEDULE_CACHE", 1};
+
+// A graph's key and its LazyBuffers in the key's order.
+struct ScheduleKey {
+  UOpPtr key;
+  std::vector<LazyBuffer*> nodes;
+};
+ScheduleKey schedule_key(const std::vector<LBPtr>& outs);
+
+// The cached schedule for `k`'s structure, over k's LazyBuffers and Buffers; nullopt on a miss.
+std::optional<std::vector<ScheduleItem>> cached_schedule(const ScheduleKey& k);
+// Remembers `schedule` (made for k's graph) for graphs of k's structure. A schedule that refers to a
+// LazyBuffer or Buffer outside the key's graph is not cached.
+void cache_schedule(const ScheduleKey& k, const std::vector<ScheduleItem>& schedule);
+size_t schedule_cache_size();
+
+}  // namespace tg
