@@ -487,6 +487,49 @@ TEST(DtypeIntSemantics, WrappingSumsInComparisonsAndDivisions) {
   EXPECT_EQ(((ts + 4) < -120).tolist<bool>(), slt);
 }
 
+// uint64 constants at or above 2^63 (held as negative int64 in the IR) and divisors whose product
+// leaves a narrow dtype: the simplifier's bounds must not read them as small or negative numbers
+// (uint64 x < 2^64 - 2048 was folded to false: the constant's bounds were -2048). Expected values: C's
+// uint64/uint8 arithmetic, per element.
+TEST(DtypeIntSemantics, HugeUnsignedConstantsAndNarrowDivisorProducts) {
+  const uint64_t big = 18446744073709549568ull;  // 2^64 - 2048, exact in a double
+  std::vector<uint64_t> u = {0, 5, (uint64_t{1} << 63) + 3, big - 1, big, ~uint64_t{0}};
+  Tensor t(u, {6});
+  std::vector<bool> lt, ne, gt;
+  std::vector<uint64_t> mx, dv;
+  for (uint64_t x : u) {
+    lt.push_back(x < big);
+    ne.push_back(x != big);
+    gt.push_back(x > (uint64_t{1} << 63));
+    mx.push_back(std::max(x, big));
+    dv.push_back(x / big);
+  }
+  Tensor c = Tensor::full({6}, static_cast<double>(big), dtypes::uint64), h = Tensor::full({6}, 9223372036854775808.0, dtypes::uint64);
+  EXPECT_EQ((t < c).tolist<bool>(), lt);
+  EXPECT_EQ((t != c).tolist<bool>(), ne);
+  EXPECT_EQ((t > h).tolist<bool>(), gt);
+  EXPECT_EQ(t.maximum(c).tolist<uint64_t>(), mx);
+  EXPECT_EQ(t.idiv(c).tolist<uint64_t>(), dv);
+  // (x // 16) // 32 in uint8: 16 * 32 does not fit, and is not 512 % 256 = 0
+  std::vector<uint8_t> b = {255, 17, 200, 0};
+  Tensor tb(b, {4});
+  std::vector<uint8_t> want;
+  for (uint8_t x : b) want.push_back(static_cast<uint8_t>(x / 16 / 32));
+  Tensor c16 = Tensor::full({4}, 16, dtypes::uint8), c32 = Tensor::full({4}, 32, dtypes::uint8);
+  EXPECT_EQ(tb.idiv(c16).idiv(c32).tolist<uint8_t>(), want);
+  std::vector<uint8_t> want3;
+  for (uint8_t x : b) want3.push_back(static_cast<uint8_t>(x / 3 / 100));
+  EXPECT_EQ(tb.idiv(Tensor::full({4}, 3, dtypes::uint8)).idiv(Tensor::full({4}, 100, dtypes::uint8)).tolist<uint8_t>(), want3);
+  // uint64 divisors whose product passes 2^63: x // 2^32 // 2^31 is 1 for x >= 2^63
+  std::vector<uint64_t> want64;
+  for (uint64_t x : u) want64.push_back(x / (uint64_t{1} << 32) / (uint64_t{1} << 31));
+  EXPECT_EQ(t.idiv(Tensor::full({6}, 4294967296.0, dtypes::uint64)).idiv(Tensor::full({6}, 2147483648.0, dtypes::uint64)).tolist<uint64_t>(), want64);
+  // a uint64 from 2^63 up cast to int64 is negative
+  std::vector<bool> neg;
+  for (uint64_t x : u) neg.push_back(static_cast<int64_t>(x) < 0);
+  EXPECT_EQ((t.cast(dtypes::int64) < Tensor::full({6}, 0, dtypes::int64)).tolist<bool>(), neg);
+}
+
 // ---- casts ------------------------------------------------------------------------------------------
 
 namespace {

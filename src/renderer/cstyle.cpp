@@ -130,8 +130,9 @@ std::string divmod_expr(const UOp& u, const std::string& a, const std::string& b
   bool maybe_minus1 = !u.dtype.is_unsigned() && wide && d.vmin <= -1 && d.vmax >= -1 && x.vmin <= static_cast<int64_t>(u.dtype.min());
   std::string plain = "(" + a + (is_mod ? "%" : "/") + b + ")";
   if (!maybe_zero && !maybe_minus1) return plain;
-  if (d.op == Ops::CONST && d.vmin == 0) return "0";  // no "division by zero" warning from the compiler
-  if (d.op == Ops::CONST && d.vmin == -1) return is_mod ? "0" : "(-(" + a + "))";
+  // (the constant's value, not its bounds: a uint64 constant from 2^63 up has no bounds)
+  if (d.op == Ops::CONST && d.const_int() == 0) return "0";  // no "division by zero" warning from the compiler
+  if (d.op == Ops::CONST && d.const_int() == -1 && !u.dtype.is_unsigned()) return is_mod ? "0" : "(-(" + a + "))";
   if (is_mod) {
     std::string cond = maybe_zero && maybe_minus1 ? "(" + b + "==0)|(" + b + "==-1)" : maybe_zero ? b + "==0" : b + "==-1";
     return "((" + cond + ")?0:" + plain + ")";

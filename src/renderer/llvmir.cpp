@@ -154,8 +154,8 @@ std::string divmod(LLVMCtx& c, const UOp& u, std::string a, std::string b) {
   bool is_mod = u.op == Ops::MOD, uns = dt.is_unsigned();
   bool maybe_zero = d.vmin <= 0 && d.vmax >= 0;
   bool maybe_minus1 = !uns && d.vmin <= -1 && d.vmax >= -1 && x.vmin <= static_cast<int64_t>(dt.min());
-  if (d.op == Ops::CONST && d.vmin == 0) return "0";
-  if (d.op == Ops::CONST && d.vmin == -1 && !uns) return is_mod ? "0" : c.emit("sub " + type(dt) + " 0, " + a);
+  if (d.op == Ops::CONST && d.const_int() == 0) return "0";  // (its value: a uint64 constant from 2^63 up has no bounds)
+  if (d.op == Ops::CONST && d.const_int() == -1 && !uns) return is_mod ? "0" : c.emit("sub " + type(dt) + " 0, " + a);
   std::string t = type(dt), op = std::string(uns ? "u" : "s") + (is_mod ? "rem" : "div");
   bool narrow = dt.itemsize() < 4;
   if (narrow) a = widen(c, dt, a), b = widen(c, dt, b), t = "i32";

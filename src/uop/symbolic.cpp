@@ -23,10 +23,14 @@ struct Linear {
   std::vector<std::pair<UOpPtr, int64_t>> terms;
   int64_t c = 0;
 };
+// Coefficients multiply and add as the dtype's wrapping arithmetic does (mod 2^64 here, the dtype's
+// width when rebuilt), never as signed overflow.
+int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
 void linearize_sum(const UOpPtr& x, int64_t scale, Linear& out) {
   if (x->op == Ops::ADD) { linearize_sum(x->src[0], scale, out); linearize_sum(x->src[1], scale, out); return; }
-  if (x->op == Ops::CONST) { out.c += x->const_int() * scale; return; }
-  if (x->op == Ops::MUL && x->src[1]->op == Ops::CONST) { linearize_sum(x->src[0], scale * x->src[1]->const_int(), out); return; }
+  if (x->op == Ops::CONST) { out.c = wrap_add(out.c, wrap_mul(x->const_int(), scale)); return; }
+  if (x->op == Ops::MUL && x->src[1]->op == Ops::CONST) { linearize_sum(x->src[0], wrap_mul(scale, x->src[1]->const_int()), out); return; }
   out.terms.emplace_back(x, scale);
 }
 UOpPtr build_sum(DType dt, const std::vector<std::pair<UOpPtr, int64_t>>& terms, int64_t c) {
@@ -102,7 +106,7 @@ UOpPtr canonical_sum(const UOpPtr& root) {
   std::vector<std::pair<UOpPtr, int64_t>> terms;
   auto add_term = [&](const UOpPtr& t, int64_t k) {
     for (auto& [u, c] : terms)
-      if (u == t) { c += k; return; }
+      if (u == t) { c = wrap_add(c, k); return; }
     terms.emplace_back(t, k);
   };
   for (auto& [t, k] : lin.terms) add_term(t, k);
@@ -112,7 +116,7 @@ UOpPtr canonical_sum(const UOpPtr& root) {
     if (t->op != Ops::MOD || t->src[1]->op != Ops::CONST || k == 0) continue;
     int64_t d = t->src[1]->const_int();
     for (auto& [u, c] : terms)
-      if (u->op == Ops::IDIV && u->src[0] == t->src[0] && u->src[1] == t->src[1] && c == k * d) {
+      if (u->op == Ops::IDIV && u->src[0] == t->src[0] && u->src[1] == t->src[1] && c == wrap_mul(k, d)) {
         c = 0;
         terms[i].second = 0;
         add_term(t->src[0], k);
@@ -197,10 +201,14 @@ std::vector<Rule> symbolic_rules() {
   // division and modulo by a positive constant
   r.push_back({alu(Ops::IDIV, {ints("x"), UPat::cvar("d")}), [](B b) { return fold_divmod(b["x"], b["d"]->const_int(), false); }});
   r.push_back({alu(Ops::MOD, {ints("x"), UPat::cvar("d")}), [](B b) { return fold_divmod(b["x"], b["d"]->const_int(), true); }});
-  // (x//a)//b -> x//(a*b) for non-negative x and positive a, b
+  // (x//a)//b -> x//(a*b) for non-negative x and positive a, b (when a*b is a value of x's dtype: in
+  // uint8, 16*32 would wrap to 0)
   r.push_back({alu(Ops::IDIV, {alu(Ops::IDIV, {ints("x"), UPat::cvar("a")}), UPat::cvar("c")}), [](B b) -> UOpPtr {
     if (b["x"]->vmin < 0 || b["a"]->const_int() <= 0 || b["c"]->const_int() <= 0) return nullptr;
-    return b["x"]->idiv(b["a"]->const_int() * b["c"]->const_int());
+    __int128 p = static_cast<__int128>(b["a"]->const_int()) * b["c"]->const_int();
+    if (p > static_cast<__int128>(b["x"]->dtype.max())) return UOp::cnst_int(b["x"]->dtype, 0);  // past every x
+    if (p > INT64_MAX) return nullptr;
+    return b["x"]->idiv(static_cast<int64_t>(p));
   }});
   // (x%(a*b))%a -> x%a ; (x%(a*b))//a -> (x//a)%b  (non-negative x)
   r.push_back({alu(Ops::MOD, {alu(Ops::MOD, {ints("x"), UPat::cvar("m")}), UPat::cvar("a")}), [](B b) -> UOpPtr {

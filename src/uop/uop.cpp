@@ -114,8 +114,16 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
   auto clamp = [&](__int128 lo, __int128 hi) {
     return lo < dlo || hi > dhi ? std::pair{dlo, dhi} : std::pair{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
   };
+  // A uint64 whose bound reaches INT64_MAX may be anything up to 2^64 - 1 (bounds saturate there): its
+  // quotient, its cast, and a comparison with it are not bounded by INT64_MAX.
+  auto unbounded = [](const UOp& x) { return x.dtype.scalar == Scalar::UInt64 && x.vmax == hi64; };
   switch (op) {
-    case Ops::CONST: { int64_t v = std::get<int64_t>(arg); return {v, v}; }
+    case Ops::CONST: {
+      int64_t v = std::get<int64_t>(arg);
+      // a uint64 value from 2^63 - 1 up (from 2^63 held as a negative int64) is past the bounds' range
+      if (dt.scalar == Scalar::UInt64 && (v < 0 || v == hi64)) return {dlo, dhi};
+      return {v, v};
+    }
     case Ops::RANGE: return {s[0]->vmin, s[1]->vmax - 1};
     case Ops::DEFINE_VAR: { auto& v = std::get<VarArg>(arg); return {v.min, v.max}; }
     case Ops::SPECIAL: return {0, std::get<SpecialArg>(arg).size - 1};
@@ -129,7 +137,7 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
     case Ops::NEG: return clamp(-static_cast<__int128>(s[0]->vmax), -static_cast<__int128>(s[0]->vmin));
     case Ops::MAX: return {std::max(s[0]->vmin, s[1]->vmin), std::max(s[0]->vmax, s[1]->vmax)};
     case Ops::IDIV:  // truncation by a positive constant is monotonic
-      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0) return {s[0]->vmin / s[1]->vmin, s[0]->vmax / s[1]->vmin};
+      if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0 && !unbounded(*s[0])) return {s[0]->vmin / s[1]->vmin, s[0]->vmax / s[1]->vmin};
       break;
     case Ops::MOD:  // C's %: the sign of the dividend, less than the divisor in magnitude
       if (s[1]->vmin == s[1]->vmax && s[1]->vmin > 0) {
@@ -139,10 +147,10 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
       break;
     case Ops::CMPLT:
       if (s[0]->vmax < s[1]->vmin) return {1, 1};
-      if (s[0]->vmin >= s[1]->vmax) return {0, 0};
+      if (s[0]->vmin >= s[1]->vmax && !unbounded(*s[1])) return {0, 0};
       return {0, 1};
     case Ops::CMPNE:
-      if (s[0]->vmax < s[1]->vmin || s[0]->vmin > s[1]->vmax) return {1, 1};
+      if ((s[0]->vmax < s[1]->vmin && !unbounded(*s[0])) || (s[0]->vmin > s[1]->vmax && !unbounded(*s[1]))) return {1, 1};
       if (s[0]->vmin == s[0]->vmax && s[1]->vmin == s[1]->vmax && s[0]->vmin == s[1]->vmin) return {0, 0};
       return {0, 1};
     case Ops::AND:
@@ -154,7 +162,7 @@ static std::pair<int64_t, int64_t> min_max(Ops op, DType dt, const std::vector<U
       break;
     case Ops::WHERE: return {std::min(s[1]->vmin, s[2]->vmin), std::max(s[1]->vmax, s[2]->vmax)};
     case Ops::CAST:
-      if (!s[0]->dtype.is_float()) return clamp(s[0]->vmin, s[0]->vmax);
+      if (!s[0]->dtype.is_float() && !unbounded(*s[0])) return clamp(s[0]->vmin, s[0]->vmax);
       break;
     default: break;
   }
