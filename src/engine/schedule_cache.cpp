@@ -1,9 +1,8 @@
 #include "engine/schedule_cache.h"
 
 #include <mutex>
+#include <string>
 #include <unordered_map>
-
-#include "tg/error.h"
 
 namespace tg {
 
@@ -11,7 +10,8 @@ namespace {
 
 // Graphs bigger than this are scheduled without the cache: their keys would hold a copy of the graph.
 constexpr size_t kMaxKeyNodes = 4096;
-constexpr size_t kCapacity = 1024;
+// At most this many schedules, and key nodes in all (a few hundred bytes each); then it starts over.
+constexpr size_t kCapacity = 1024, kMaxTotalNodes = size_t{1} << 17;
 
 // What the scheduler reads of one LazyBuffer, as a key node's arg (key nodes are SINKs over the key
 // nodes of the LazyBuffer's sources: its srcs, or a view's base).
@@ -51,6 +51,7 @@ struct CachedItem {
 struct Cache {
   std::mutex mu;
   std::unordered_map<const UOp*, std::pair<UOpPtr, std::vector<CachedItem>>> entries;  // the key node keeps its address
+  size_t nodes = 0;  // key nodes of all entries
 };
 Cache& cache() {
   static Cache* c = new Cache();  // never destroyed: a schedule may run during static destruction
@@ -143,8 +144,8 @@ void cache_schedule(const ScheduleKey& k, const std::vector<ScheduleItem>& sched
   }
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  if (c.entries.size() >= kCapacity) c.entries.clear();
-  c.entries.emplace(k.key.get(), std::make_pair(k.key, std::move(items)));
+  if (c.entries.size() >= kCapacity || c.nodes + k.nodes.size() > kMaxTotalNodes) c.entries.clear(), c.nodes = 0;
+  if (c.entries.emplace(k.key.get(), std::make_pair(k.key, std::move(items))).second) c.nodes += k.nodes.size();
 }
 
 size_t schedule_cache_size() {

@@ -12,7 +12,7 @@
 //
 // SCHEDULE_CACHE=0 turns it off; SCHEDULE_CACHE=2 also schedules every hit from scratch and raises an
 // InternalError unless the two schedules are the same (the tests' and fuzzers' check of the key).
-// The cache holds at most 1024 schedules; when full it starts over.
+// The cache holds at most 1024 schedules of 2^17 key nodes in all; when full it starts over.
 #pragma once
 #include <optional>
 #include <vector>
