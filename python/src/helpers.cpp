@@ -66,6 +66,7 @@ void bind_helpers(py::module_& m) {
       .def_property_readonly_static("mem_live", [](py::object) { return tg::GlobalCounters::mem_live; })
       .def_property_readonly_static("mem_peak", [](py::object) { return tg::GlobalCounters::mem_peak; })
       .def_property_readonly_static("schedules", [](py::object) { return tg::GlobalCounters::schedules; })
+      .def_property_readonly_static("schedule_hits", [](py::object) { return tg::GlobalCounters::schedule_hits; })
       .def_property_readonly_static("lowered", [](py::object) { return tg::GlobalCounters::lowered; })
       .def_property_readonly_static("compiles", [](py::object) { return tg::GlobalCounters::compiles; })
       .def_static("reset", &tg::GlobalCounters::reset);

@@ -2,7 +2,8 @@
 
   with Context(DEBUG=2, NOOPT=1): ...     scoped overrides of the C++ ContextVars (unknown names: ValueError)
   DEBUG.value, BEAM.value ...             the ContextVars themselves
-  GlobalCounters.kernel_count ...         kernel_count, global_ops, global_mem, time_sum_s; reset()
+  GlobalCounters.kernel_count ...         kernel_count, global_ops, global_mem, time_sum_s; reset(); also read-only
+                                          mem_used/live/peak, schedules, schedule_hits, lowered, compiles
   getenv("KEY", default)                  the environment variable as the type of `default`
 """
 import functools

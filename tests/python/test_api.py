@@ -114,6 +114,23 @@ def test_global_counters():
   assert GlobalCounters.kernel_count == 0
 
 
+def test_schedule_cache_in_an_eager_loop():
+  # the same graph over new inputs each call: scheduled once, then from the schedule cache, each call's values
+  rng = np.random.default_rng(3)
+  xs = [rng.standard_normal((8, 32)).astype(np.float32) for _ in range(4)]
+  ts = [Tensor(x).realize() for x in xs]
+  GlobalCounters.reset()
+  with Context(SCHEDULE_CACHE=1):
+    outs = [t.softmax(-1).numpy() for t in ts]
+  assert GlobalCounters.schedules == 4 and GlobalCounters.schedule_hits >= 3
+  for x, o in zip(xs, outs):
+    np.testing.assert_allclose(o, torch.softmax(torch.from_numpy(x), -1).numpy(), rtol=1e-5, atol=1e-6)
+  GlobalCounters.reset()
+  with Context(SCHEDULE_CACHE=0):
+    ts[0].softmax(-1).numpy()
+  assert GlobalCounters.schedule_hits == 0
+
+
 def test_lazy_until_realized():
   GlobalCounters.reset()
   t = Tensor([1.0, 2.0, 3.0, 4.0]) + 1  # (a constant plus 1 would fold to a constant: no kernel)
