@@ -524,6 +524,10 @@ TEST(DtypeIntSemantics, HugeUnsignedConstantsAndNarrowDivisorProducts) {
   std::vector<uint64_t> want64;
   for (uint64_t x : u) want64.push_back(x / (uint64_t{1} << 32) / (uint64_t{1} << 31));
   EXPECT_EQ(t.idiv(Tensor::full({6}, 4294967296.0, dtypes::uint64)).idiv(Tensor::full({6}, 2147483648.0, dtypes::uint64)).tolist<uint64_t>(), want64);
+  // a product with such a constant wraps: it is not an exact sum to take a quotient from term by term
+  std::vector<uint64_t> wrapped;
+  for (uint64_t x : u) wrapped.push_back(x * big / 2048);
+  EXPECT_EQ((t * c).idiv(Tensor::full({6}, 2048, dtypes::uint64)).tolist<uint64_t>(), wrapped);
   // a uint64 from 2^63 up cast to int64 is negative
   std::vector<bool> neg;
   for (uint64_t x : u) neg.push_back(static_cast<int64_t>(x) < 0);

@@ -55,8 +55,9 @@ bool exact_sum(const UOpPtr& x) {
   if (add) {
     lo = static_cast<__int128>(a.vmin) + b.vmin;
     hi = static_cast<__int128>(a.vmax) + b.vmax;
-  } else {
-    __int128 p = static_cast<__int128>(a.vmin) * b.vmin, q = static_cast<__int128>(a.vmax) * b.vmin;
+  } else {  // by the constant's value (a uint64 constant from 2^63 up has no bounds to read it from)
+    __int128 k = b.dtype.is_unsigned() ? static_cast<__int128>(static_cast<uint64_t>(b.const_int())) : b.const_int();
+    __int128 p = a.vmin * k, q = a.vmax * k;
     lo = std::min(p, q);
     hi = std::max(p, q);
   }
