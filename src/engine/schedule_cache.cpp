@@ -80,10 +80,6 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
         if (LazyBuffer* next = source(x, i); !index.count(next)) stack.emplace_back(next, 0);
         continue;
       }
-      if (index.count(x)) {  // reached twice before it was done (a source listed twice)
-        stack.pop_back();
-        continue;
-      }
       if (k.nodes.size() == kMaxKeyNodes) return {};
       int64_t buf = -1;
       if (!x->is_view() && x->buffer) buf = buffers.emplace(x->buffer.get(), static_cast<int64_t>(buffers.size())).first->second;
