@@ -22,8 +22,10 @@ export SCHEDULE_CACHE=2
 PASSED=0
 FAILED=0
 SKIPPED=0
+FAILED_NAMES=()  # "section: test" for each failure, repeated in the summary (CI shows only the log's tail)
 
-section() { printf '\n======== %s ========\n' "$*"; }
+CURRENT_SECTION=
+section() { CURRENT_SECTION=$*; printf '\n======== %s ========\n' "$*"; }
 trap 'echo "test.sh: FAILED at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 # run_ctest DIR [CTEST ARGS...]: runs the tests of a build dir and adds its counts to PASSED/FAILED/SKIPPED.
@@ -35,6 +37,8 @@ run_ctest() {
   total=$(sed -nE 's/.* tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
   failed=$(sed -nE 's/.* ([0-9]+) tests failed out of .*/\1/p' "$log" | tail -1)
   skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\(Skipped\)' "$log" || true)
+  while read -r name; do FAILED_NAMES+=("$CURRENT_SECTION: $name"); done < <(
+    sed -n '/The following tests FAILED:/,$p' "$log" | sed -nE 's/^[[:space:]]*[0-9]+ - (.*)$/\1/p')
   rm -f "$log"
   if [[ -z "$total" ]]; then  # ctest did not get to run tests (no tests, discovery failed...)
     total=1; failed=1; skipped=0
@@ -53,6 +57,8 @@ run_pytest() {
   log=$(mktemp)
   PYTHONPATH="$path" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log" || rc=$?
   summary=$(grep -E '(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$log" | tail -1 || true)
+  while read -r name; do FAILED_NAMES+=("$CURRENT_SECTION: $name"); done < <(
+    grep -E '^(FAILED|ERROR) ' "$log" | cut -c1-300)
   rm -f "$log"
   count() { grep -oE "[0-9]+ $1" <<<"$summary" | grep -oE '^[0-9]+' || echo 0; }
   passed=$(count passed); failed=$(count failed); errors=$(count 'errors?'); skipped=$(count skipped)
@@ -126,6 +132,7 @@ if cmake -S tests/install -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/pre
 else
   FAILED=$((FAILED + 1))
   echo "install test: FAILED"
+  FAILED_NAMES+=("install test")
 fi
 # The installed Python module, imported by Debian's python3 from the prefix (not from the build tree).
 pydir=$(sed -nE 's/^TG_PYTHON_INSTALL_DIR:STRING=(.*)/\1/p' build/CMakeCache.txt)
@@ -135,9 +142,11 @@ if (cd "$tmp" && PYTHONPATH="$tmp/prefix/$pydir" /usr/bin/python3 "$ROOT/tests/i
 else
   FAILED=$((FAILED + 1))
   echo "install test (Python): FAILED"
+  FAILED_NAMES+=("install test (Python)")
 fi
 
 section "summary"
+for name in "${FAILED_NAMES[@]}"; do echo "failed: $name"; done
 if [[ $SKIPPED -gt 0 ]]; then
   echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 else
