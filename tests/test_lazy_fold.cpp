@@ -118,3 +118,33 @@ TEST(LazyFold, PaddedConstantsAreNotFolded) {
   EXPECT_EQ((p + 1).tolist<float>(), (std::vector<float>{1, 3, 3, 3, 1, 1}));
   EXPECT_EQ(kernels_of(p.sum()), 1u);
 }
+
+// A constant operand that cannot carry a gradient is broadcast straight to the other operand's shape
+// (no Reshape/Expand Functions); one that requires grad goes through them and gets its gradient, summed
+// back over the broadcast; under no_grad nothing requires grad.
+TEST(LazyFold, BroadcastConstantsKeepAutograd) {
+  Tensor x(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  x.requires_grad_();
+  Tensor s = Tensor::full({}, 2.0);
+  Tensor y = x * s;
+  EXPECT_EQ(y.lazydata()->srcs[1]->shape(), (Shape{2, 3}));
+  EXPECT_FALSE(s.requires_grad().has_value());
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  Tensor t = Tensor::full({3}, 3.0);
+  t.requires_grad_();
+  Tensor z = (x * t + s).sum();
+  z.backward();
+  EXPECT_EQ(t.grad().tolist<float>(), (std::vector<float>{5, 7, 9}));
+  EXPECT_EQ(x.grad().tolist<float>(), (std::vector<float>{3, 3, 3, 3, 3, 3}));
+  {
+    NoGradGuard no_grad;
+    EXPECT_EQ((x * s).requires_grad(), std::optional<bool>(false));
+    EXPECT_EQ((s * Tensor::full({2}, 1.0)).requires_grad(), std::optional<bool>(false));
+  }
+  // a constant that will not carry a gradient: as any constant operand, it keeps requires_grad unset
+  EXPECT_FALSE((s + Tensor::full({2}, 1.0)).requires_grad().has_value());
+  Tensor off = Tensor::full({}, 1.0), v = Tensor::full({2}, 1.0);
+  off.requires_grad_(false);
+  v.requires_grad_(false);
+  EXPECT_EQ((off * v).requires_grad(), std::optional<bool>(false));
+}

@@ -1,11 +1,12 @@
 #include "tg/dtype.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "tg/error.h"
 
@@ -65,9 +66,11 @@ DType from_name(const std::string& name) {
 }  // namespace dtypes
 
 // The promotion lattice: each dtype's direct parents. least_upper_dtype is the smallest common ancestor.
-// The ancestor sets are computed once, at first use (thread-safe: graphs are built from several threads).
-static const std::set<Scalar>& ancestors(Scalar s) {
-  static const std::map<Scalar, std::set<Scalar>> table = [] {
+// Each dtype's ancestors (itself included) are a bit set over the Scalar enum, computed once at first
+// use (thread-safe: graphs are built from several threads).
+static uint32_t ancestors(Scalar s) {
+  constexpr int n = static_cast<int>(Scalar::Float64) + 1;
+  static const std::array<uint32_t, n> table = [] {
     const std::map<Scalar, std::vector<Scalar>> parents = {
         {Scalar::Bool, {Scalar::Int8, Scalar::UInt8}},       {Scalar::Int8, {Scalar::Int16}},
         {Scalar::Int16, {Scalar::Int32}},                    {Scalar::Int32, {Scalar::Int64}},
@@ -77,30 +80,23 @@ static const std::set<Scalar>& ancestors(Scalar s) {
         {Scalar::Float32, {Scalar::Float64}},                {Scalar::Float64, {}},
         {Scalar::Void, {}},
     };
-    std::map<Scalar, std::set<Scalar>> t;
+    std::array<uint32_t, n> t{};
     // parents come later in the enum, so walking it backwards finds every parent's set complete
-    for (int i = static_cast<int>(Scalar::Float64); i >= 0; i--) {
-      Scalar c = static_cast<Scalar>(i);
-      std::set<Scalar> r{c};
-      for (Scalar p : parents.at(c)) r.insert(t.at(p).begin(), t.at(p).end());
-      t[c] = std::move(r);
+    for (int i = n - 1; i >= 0; i--) {
+      t[static_cast<size_t>(i)] = 1u << i;
+      for (Scalar p : parents.at(static_cast<Scalar>(i))) t[static_cast<size_t>(i)] |= t[static_cast<size_t>(p)];
     }
     return t;
   }();
-  return table.at(s);
+  return table.at(static_cast<size_t>(s));
 }
 
 DType least_upper_dtype(const std::vector<DType>& ds) {
   TG_ASSERT(!ds.empty());
-  std::set<Scalar> common = ancestors(ds[0].scalar);
-  for (const DType& d : ds) {
-    std::set<Scalar> keep;
-    for (Scalar s : ancestors(d.scalar))
-      if (common.count(s)) keep.insert(s);
-    common = keep;
-  }
-  TG_CHECK(!common.empty(), "least_upper_dtype: no common dtype");
-  return DType{*common.begin()};  // enum order is the lattice's priority order
+  uint32_t common = ~0u;
+  for (const DType& d : ds) common &= ancestors(d.scalar);
+  TG_CHECK(common != 0, "least_upper_dtype: no common dtype");
+  return DType{static_cast<Scalar>(std::countr_zero(common))};  // enum order is the lattice's priority order
 }
 
 DType least_upper_float(DType d) { return d.is_float() ? d.base() : dtypes::default_float; }

@@ -52,8 +52,9 @@ LBPtr LazyBuffer::cnst(double value, DType dtype, const std::string& device, con
 
 LBPtr LazyBuffer::cnst_arg(Arg value, DType dtype, const std::string& device, const Shape& shape) {
   LBPtr c = metaop(Ops::CONST, {}, dtype, device, std::move(value));
-  Shape ones(shape.size(), 1);
-  return c->reshape(ones)->expand(shape);
+  if (shape.empty()) return c;
+  // the scalar reshaped to all ones and expanded: one view with every stride 0
+  return c->view(ShapeTracker({View::create(shape, Shape(shape.size(), 0))}));
 }
 
 LBPtr LazyBuffer::view(const ShapeTracker& new_st) const {
@@ -73,7 +74,9 @@ Value const_of(const LazyBuffer& c) { return const_to_value(*UOp::make(Ops::CONS
 }  // namespace
 
 LBPtr LazyBuffer::e(Ops op, const std::vector<LBPtr>& others) const {
-  std::vector<LBPtr> srcs{std::const_pointer_cast<LazyBuffer>(shared_from_this())};
+  std::vector<LBPtr> srcs;
+  srcs.reserve(1 + others.size());
+  srcs.push_back(std::const_pointer_cast<LazyBuffer>(shared_from_this()));
   srcs.insert(srcs.end(), others.begin(), others.end());
   for (auto& s : srcs) TG_ASSERT(s->shape() == shape(), op_name(op), " of mismatched shapes");
   DType out = dtype;

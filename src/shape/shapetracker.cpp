@@ -86,8 +86,10 @@ View minify(const View& v) {
 ShapeTracker ShapeTracker::from_shape(const Shape& shape) { return ShapeTracker({View::create(shape)}); }
 
 static ShapeTracker with_last(const ShapeTracker& st, View v) {
-  std::vector<View> views = st.views;
-  views.back() = std::move(v);
+  std::vector<View> views;
+  views.reserve(st.views.size());
+  views.insert(views.end(), st.views.begin(), st.views.end() - 1);
+  views.push_back(std::move(v));
   return ShapeTracker(std::move(views));
 }
 

@@ -153,6 +153,18 @@ Shape strides_for_shape(const Shape& shape) {
   return st;
 }
 
+namespace {
+// strides == strides_for_shape(shape), without making the latter
+bool has_row_major_strides(const View& v) {
+  int64_t acc = 1;
+  for (size_t i = v.shape.size(); i-- > 0;) {
+    if (v.strides[i] != (v.shape[i] == 1 ? 0 : acc)) return false;
+    acc *= v.shape[i];
+  }
+  return true;
+}
+}  // namespace
+
 View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offset, std::optional<Mask> mask) {
   View v;
   v.shape = shape;
@@ -160,7 +172,7 @@ View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offs
     v.strides = Shape(shape.size(), 0);
     return v;
   }
-  v.strides = strides && !strides->empty() ? *strides : strides_for_shape(shape);
+  v.strides = strides && !strides->empty() ? std::move(*strides) : strides_for_shape(shape);
   TG_ASSERT(v.strides.size() == shape.size(), "View::create: ", shape_str(shape), " vs strides ", shape_str(v.strides));
   for (size_t i = 0; i < shape.size(); i++)
     if (shape[i] == 1) v.strides[i] = 0;
@@ -181,7 +193,7 @@ View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offs
   }
   v.offset = offset;
   v.mask = std::move(mask);
-  v.contiguous = v.offset == 0 && !v.mask && v.strides == strides_for_shape(shape);
+  v.contiguous = v.offset == 0 && !v.mask && has_row_major_strides(v);
   return v;
 }
 

@@ -24,16 +24,29 @@ std::optional<Shape> broadcast_shape(const std::vector<Shape>& shapes) {
   return out;
 }
 
+namespace {
+// t (whose shape broadcasts to `shape`) reshaped and expanded to `shape`. A constant that cannot carry a
+// gradient (the scalar of `x * 2`) becomes the constant of that shape at once: the same LazyBuffer the
+// Reshape and Expand Functions would make, without making them.
+Tensor broadcast_to(const Tensor& t, const Shape& shape) {
+  if (t.shape() == shape) return t;
+  const LBPtr& lb = t.lazydata();
+  if (lb->is_unpadded_const() && !t.requires_grad().value_or(false))
+    return Tensor(LazyBuffer::cnst_arg(lb->base()->arg, lb->dtype, lb->device, shape),
+                  Tensor::no_grad ? std::optional<bool>(false) : t.requires_grad());
+  Shape s = t.shape();
+  s.insert(s.begin(), shape.size() - s.size(), 1);
+  return t.reshape(s).expand(shape);
+}
+}  // namespace
+
 std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype) {
   TG_CHECK(a.device() == b.device(), op, ": tensors on different devices ", a.device(), " and ", b.device());
-  std::optional<Shape> out = broadcast_shape({a.shape(), b.shape()});
+  std::optional<Shape> out = a.shape() == b.shape() ? a.shape() : broadcast_shape({a.shape(), b.shape()});
   TG_CHECK(out, op, ": cannot broadcast shapes ", a.shape(), " and ", b.shape(), " (", a.dtype().name(), ", ", b.dtype().name(), ")");
-  Shape sa = a.shape(), sb = b.shape();
-  sa.insert(sa.begin(), out->size() - sa.size(), 1);
-  sb.insert(sb.begin(), out->size() - sb.size(), 1);
-  Tensor x = a.reshape(sa).expand(*out), y = b.reshape(sb).expand(*out);
+  Tensor x = broadcast_to(a, *out), y = broadcast_to(b, *out);
   if (match_dtype) {
-    DType d = least_upper_dtype({a.dtype(), b.dtype()});
+    DType d = a.dtype() == b.dtype() ? a.dtype() : least_upper_dtype({a.dtype(), b.dtype()});
     x = x.cast(d);
     y = y.cast(d);
   }

@@ -18,17 +18,28 @@ Function::~Function() {
   for (auto& p : parents) defer_release(std::move(p));
 }
 
+bool Function::records(const std::vector<Tensor>& xs) {
+  if (Tensor::no_grad) return false;
+  for (const Tensor& x : xs)
+    if (x.requires_grad().value_or(false)) return true;
+  return false;
+}
+
 Tensor Function::run(std::shared_ptr<Function> self, const std::vector<Tensor>& xs) {
   std::vector<LBPtr> lbs;
+  lbs.reserve(xs.size());
   bool any = false, all_known = true;
   for (const Tensor& x : xs) {
     lbs.push_back(x.lazydata());
     std::optional<bool> r = x.requires_grad();
-    needs_input_grad.push_back(r.value_or(false));
     any |= r.value_or(false);
     all_known &= r.has_value();
   }
   if (!differentiable()) any = false, all_known = true;
+  if (any && !Tensor::no_grad) {
+    TG_ASSERT(self, "Function::run: a recorded op without its owner");
+    for (const Tensor& x : xs) needs_input_grad.push_back(x.requires_grad().value_or(false));
+  }
   // under no_grad nothing is recorded, and (as in torch) the result does not require grad
   std::optional<bool> requires_grad = Tensor::no_grad ? std::optional<bool>(false)
                                       : any           ? std::optional<bool>(true)

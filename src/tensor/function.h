@@ -31,9 +31,15 @@ class Function {
   // One gradient per input; nullptr for inputs that need none (or that have no gradient at all).
   virtual std::vector<LBPtr> backward(const LBPtr& grad_output) = 0;
 
-  // Runs F(args...) forward on xs and links the result into the graph when a gradient is needed.
+  // Runs F(args...) forward on xs and links the result into the graph when a gradient is needed. A
+  // Function that nothing will keep (no input requires grad, or no_grad) lives on the stack: eager
+  // inference builds its graph without one heap Function per op.
   template <class F, class... A>
   static Tensor apply(const std::vector<Tensor>& xs, A&&... args) {
+    if (!records(xs)) {
+      F fn(std::forward<A>(args)...);
+      return fn.run(nullptr, xs);
+    }
     auto fn = std::make_shared<F>(std::forward<A>(args)...);
     return fn->run(fn, xs);
   }
@@ -48,6 +54,9 @@ class Function {
   virtual LBPtr forward(const std::vector<LBPtr>& x) = 0;
 
  private:
+  // Whether the result of an op on xs may keep its Function as ctx (an input requires grad, not no_grad).
+  static bool records(const std::vector<Tensor>& xs);
+  // self: this Function's owner, kept as the result's ctx; nullptr when !records(xs).
   Tensor run(std::shared_ptr<Function> self, const std::vector<Tensor>& xs);
 };
 
