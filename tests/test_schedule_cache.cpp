@@ -100,6 +100,20 @@ TEST(ScheduleCache, WhatTheSchedulerReadsIsInTheKey) {
   }));
   // contiguous() of a computed buffer marks it to be realized (no new node)
   EXPECT_FALSE(second_is_hit([&, n = 0]() mutable { return ++n == 1 ? (a.exp() + 1).sum({1}) : (a.exp().contiguous() + 1).sum({1}); }));
+  // dtypes, and an output given twice or as another output's source
+  EXPECT_FALSE(second_is_hit([n = 0]() mutable { return ++n == 1 ? input(8, 32, 0.3f).exp() : input(8, 32, 0.3f).cast(dtypes::float16).exp(); }));
+  auto outs_hit = [&](const std::function<std::vector<LBPtr>()>& outs) {
+    create_schedule(outs());
+    std::vector<LBPtr> second = outs();
+    int64_t hits = GlobalCounters::schedule_hits;
+    create_schedule(second);
+    return GlobalCounters::schedule_hits == hits + 1;
+  };
+  EXPECT_TRUE(outs_hit([&] { Tensor e = a.exp(); return std::vector<LBPtr>{e.lazydata(), (e + 1).lazydata()}; }));
+  EXPECT_FALSE(outs_hit([&, n = 0]() mutable {
+    Tensor e = a.exp(), f = e + 1;
+    return ++n == 1 ? std::vector<LBPtr>{e.lazydata(), f.lazydata(), f.lazydata()} : std::vector<LBPtr>{e.lazydata(), f.lazydata(), e.lazydata()};
+  }));
   // FUSE is part of the key: softmax is one kernel fused, three with FUSE=0
   Tensor s = a.softmax(-1);
   EXPECT_EQ(create_schedule({s.lazydata()}).size(), 1u);

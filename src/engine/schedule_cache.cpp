@@ -1,5 +1,7 @@
 #include "engine/schedule_cache.h"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -13,34 +15,6 @@ constexpr size_t kMaxKeyNodes = 4096;
 // At most this many schedules, and key nodes in all (a few hundred bytes each); then it starts over.
 constexpr size_t kCapacity = 1024, kMaxTotalNodes = size_t{1} << 17;
 
-// What the scheduler reads of one LazyBuffer, as a key node's arg (key nodes are SINKs over the key
-// nodes of the LazyBuffer's sources: its srcs, or a view's base).
-struct LazyNode final : ArgObject {
-  Ops op;
-  Arg arg;
-  std::string device;
-  ShapeTracker st;
-  bool view, realized, forced_realize;
-  int64_t buffer;  // the Buffer's number in the walk (first appearance), -1 for none
-  LazyNode(const LazyBuffer& lb, int64_t buffer)
-      : op(lb.op), arg(lb.arg), device(lb.device), st(lb.st), view(lb.is_view()), realized(lb.realized()),
-        forced_realize(lb.forced_realize), buffer(buffer) {}
-  uint64_t hash() const override {
-    uint64_t h = hash_combine(static_cast<uint64_t>(op), arg_hash(arg));
-    h = hash_combine(fnv1a(device, h), st.hash());
-    return hash_combine(h, static_cast<uint64_t>(buffer) << 3 | uint64_t{view} << 2 | uint64_t{realized} << 1 | uint64_t{forced_realize});
-  }
-  bool equals(const ArgObject& o) const override {
-    auto* n = dynamic_cast<const LazyNode*>(&o);
-    return n && n->op == op && arg_equal(n->arg, arg) && n->device == device && n->st == st && n->view == view &&
-           n->realized == realized && n->forced_realize == forced_realize && n->buffer == buffer;
-  }
-  std::string str() const override {
-    return std::string(view ? "view" : op_name(op)) + " " + device + " " + st.str() + (realized ? " realized" : "") +
-           (forced_realize ? " forced" : "") + " buffer " + std::to_string(buffer);
-  }
-};
-
 // A schedule with its LazyBuffers and Buffers as positions in the key's walk.
 struct CachedItem {
   UOpPtr ast;
@@ -48,14 +22,65 @@ struct CachedItem {
   std::string fusion;
   std::vector<size_t> outputs, bufs;
 };
+// A key's records, owned, and its schedule.
+struct Entry {
+  std::vector<uint64_t> words;
+  std::vector<Arg> args;
+  size_t nodes;
+  std::vector<CachedItem> items;
+};
 struct Cache {
   std::mutex mu;
-  std::unordered_map<const UOp*, std::pair<UOpPtr, std::vector<CachedItem>>> entries;  // the key node keeps its address
+  std::unordered_multimap<uint64_t, Entry> entries;  // by the key's hash
   size_t nodes = 0;  // key nodes of all entries
 };
 Cache& cache() {
   static Cache* c = new Cache();  // never destroyed: a schedule may run during static destruction
   return *c;
+}
+
+bool matches(const Entry& e, const ScheduleKey& k) {
+  if (e.words != k.words || e.args.size() != k.args.size()) return false;
+  for (size_t i = 0; i < e.args.size(); i++)
+    if (!arg_equal(e.args[i], *k.args[i])) return false;
+  return true;
+}
+
+const Entry* find(const Cache& c, const ScheduleKey& k) {
+  auto [b, e] = c.entries.equal_range(k.hash);
+  for (auto it = b; it != e; ++it)
+    if (matches(it->second, k)) return &it->second;
+  return nullptr;
+}
+
+// One LazyBuffer's record. The first word packs the flags and counts: a word per fact would only make
+// the key longer.
+void write_record(ScheduleKey& k, const LazyBuffer& x, int64_t buffer, size_t n_sources, const std::string*& last_device) {
+  bool has_arg = !std::holds_alternative<std::monostate>(x.arg), new_device = !last_device || *last_device != x.device;
+  k.words.push_back(static_cast<uint64_t>(x.op) | uint64_t{x.is_view()} << 8 | uint64_t{x.realized()} << 9 |
+                    uint64_t{x.forced_realize.load()} << 10 | uint64_t{has_arg} << 11 | uint64_t{new_device} << 12 |
+                    static_cast<uint64_t>(x.dtype.scalar) << 16 | uint64_t{x.dtype.count} << 24 | uint64_t{x.dtype.ptr} << 32 |
+                    static_cast<uint64_t>(n_sources) << 40);
+  k.words.push_back(static_cast<uint64_t>(buffer));
+  if (new_device) {  // the device's name, 8 characters a word, when it is not the previous record's
+    last_device = &x.device;
+    k.words.push_back(x.device.size());
+    for (size_t i = 0; i < x.device.size(); i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, x.device.data() + i, std::min<size_t>(8, x.device.size() - i));
+      k.words.push_back(w);
+    }
+  }
+  if (has_arg) k.args.push_back(&x.arg);
+  k.words.push_back(x.st.views.size());
+  for (const View& v : x.st.views) {
+    k.words.push_back(v.shape.size() | uint64_t{v.mask.has_value()} << 32);
+    for (int64_t d : v.shape) k.words.push_back(static_cast<uint64_t>(d));
+    for (int64_t d : v.strides) k.words.push_back(static_cast<uint64_t>(d));
+    k.words.push_back(static_cast<uint64_t>(v.offset));
+    if (v.mask)
+      for (auto [b, e] : *v.mask) k.words.push_back(static_cast<uint64_t>(b)), k.words.push_back(static_cast<uint64_t>(e));
+  }
 }
 
 }  // namespace
@@ -64,12 +89,12 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   ScheduleKey k;
   std::unordered_map<const LazyBuffer*, size_t> index;
   std::unordered_map<const Buffer*, int64_t> buffers;
-  std::vector<UOpPtr> keys;
   // a LazyBuffer's sources in the key: a view's base, an unrealized buffer's srcs
   auto n_sources = [](const LazyBuffer* x) { return x->is_view() ? 1 : x->realized() ? 0 : x->srcs.size(); };
   auto source = [](LazyBuffer* x, size_t i) { return x->is_view() ? x->base() : x->srcs[i].get(); };
   std::vector<std::pair<LazyBuffer*, size_t>> stack;  // iterative post-order: sources before users
-  std::vector<UOpPtr> roots;
+  const std::string* last_device = nullptr;
+  k.words.reserve(64);
   for (const LBPtr& o : outs) {
     if (!index.count(o.get())) stack.emplace_back(o.get(), 0);
     while (!stack.empty()) {
@@ -83,27 +108,32 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
       if (k.nodes.size() == kMaxKeyNodes) return {};
       int64_t buf = -1;
       if (!x->is_view() && x->buffer) buf = buffers.emplace(x->buffer.get(), static_cast<int64_t>(buffers.size())).first->second;
-      std::vector<UOpPtr> src_keys;
-      for (size_t j = 0; j < n; j++) src_keys.push_back(keys[index.at(source(x, j))]);
+      write_record(k, *x, buf, n, last_device);
+      for (size_t j = 0; j < n; j++) k.words.push_back(index.at(source(x, j)));
       index.emplace(x, k.nodes.size());
       k.nodes.push_back(x);
-      keys.push_back(UOp::make(Ops::SINK, x->dtype, std::move(src_keys), std::shared_ptr<const ArgObject>(std::make_shared<LazyNode>(*x, buf))));
       stack.pop_back();
     }
-    roots.push_back(keys[index.at(o.get())]);
+    k.words.push_back(~uint64_t{0});  // then the output's position (no record's first word is all ones)
+    k.words.push_back(index.at(o.get()));
   }
-  k.key = UOp::make(Ops::SINK, dtypes::void_, std::move(roots), int64_t{FUSE.value});
+  k.words.push_back(static_cast<uint64_t>(FUSE.value));
+  uint64_t h = k.words.size();
+  for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ull + (h >> 29);
+  for (const Arg* a : k.args) h = hash_combine(h, arg_hash(*a));
+  k.hash = h;
   return k;
 }
 
 std::optional<std::vector<ScheduleItem>> cached_schedule(const ScheduleKey& k) {
-  if (!k.key) return std::nullopt;
+  if (k.words.empty()) return std::nullopt;
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  auto it = c.entries.find(k.key.get());
-  if (it == c.entries.end()) return std::nullopt;
+  const Entry* e = find(c, k);
+  if (!e) return std::nullopt;
   std::vector<ScheduleItem> schedule;
-  for (const CachedItem& ci : it->second.second) {
+  schedule.reserve(e->items.size());
+  for (const CachedItem& ci : e->items) {
     ScheduleItem si;
     si.ast = ci.ast;
     si.n_outputs = ci.n_outputs;
@@ -116,14 +146,15 @@ std::optional<std::vector<ScheduleItem>> cached_schedule(const ScheduleKey& k) {
 }
 
 void cache_schedule(const ScheduleKey& k, const std::vector<ScheduleItem>& schedule) {
-  if (!k.key) return;
+  if (k.words.empty()) return;
   std::unordered_map<const LazyBuffer*, size_t> node_at;
   std::unordered_map<const Buffer*, size_t> buffer_at;
   for (size_t i = 0; i < k.nodes.size(); i++) {
     node_at.emplace(k.nodes[i], i);
     if (!k.nodes[i]->is_view() && k.nodes[i]->buffer) buffer_at.emplace(k.nodes[i]->buffer.get(), i);
   }
-  std::vector<CachedItem> items;
+  Entry entry{k.words, {}, k.nodes.size(), {}};
+  for (const Arg* a : k.args) entry.args.push_back(*a);
   for (const ScheduleItem& si : schedule) {
     CachedItem ci{si.ast, si.n_outputs, si.fusion, {}, {}};
     for (const LBPtr& o : si.outputs) {
@@ -136,12 +167,14 @@ void cache_schedule(const ScheduleKey& k, const std::vector<ScheduleItem>& sched
       if (it == buffer_at.end()) return;
       ci.bufs.push_back(it->second);
     }
-    items.push_back(std::move(ci));
+    entry.items.push_back(std::move(ci));
   }
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
+  if (find(c, k)) return;  // another thread cached it first
   if (c.entries.size() >= kCapacity || c.nodes + k.nodes.size() > kMaxTotalNodes) c.entries.clear(), c.nodes = 0;
-  if (c.entries.emplace(k.key.get(), std::make_pair(k.key, std::move(items))).second) c.nodes += k.nodes.size();
+  c.nodes += entry.nodes;
+  c.entries.emplace(k.hash, std::move(entry));
 }
 
 size_t schedule_cache_size() {

@@ -2,13 +2,13 @@
 // before, without grouping or building ASTs again (an eager training loop or a small op called in a
 // loop builds the same graph every step, over new buffers).
 //
-// The key is the graph behind the outputs written as hash-consed UOps (uop/uop.h): one node per
-// LazyBuffer down to the realized ones, carrying everything the scheduler reads of it: op, dtype, arg,
-// device, ShapeTracker, whether it is realized or forced to be, and which Buffer it has, numbered by
-// first appearance (so two graphs match only when they share Buffers in the same pattern), plus the
-// FUSE setting. Equal structure is the same key node, compared by pointer; nothing is matched by hash
-// alone. A cached schedule refers to LazyBuffers and Buffers by their position in the key's walk and is
-// filled in with the new graph's.
+// The key is the graph behind the outputs written out flat, one record per LazyBuffer down to the
+// realized ones (sources first), carrying everything the scheduler reads of it: op, dtype, arg, device,
+// ShapeTracker, its sources' positions, whether it is realized or forced to be, and which Buffer it has,
+// numbered by first appearance (so two graphs match only when they share Buffers in the same pattern),
+// plus the FUSE setting. Keys match when their records are equal, word for word and arg for arg;
+// nothing is matched by hash alone. A cached schedule refers to LazyBuffers and Buffers by their
+// position in the key's walk and is filled in with the new graph's.
 //
 // SCHEDULE_CACHE=0 turns it off; SCHEDULE_CACHE=2 also schedules every hit from scratch and raises an
 // InternalError unless the two schedules are the same (the tests' and fuzzers' check of the key).
@@ -24,9 +24,12 @@ namespace tg {
 
 inline ContextVar SCHEDULE_CACHE{"SCHEDULE_CACHE", 1};
 
-// A graph's key and its LazyBuffers in the key's order.
+// A graph's key and its LazyBuffers in the key's order. Valid while the graph lives (args points
+// into it); an empty key (no words) is one the cache does not take.
 struct ScheduleKey {
-  UOpPtr key;
+  std::vector<uint64_t> words;      // the records: plain values, compared as they are
+  std::vector<const Arg*> args;     // the args of the nodes that have one, compared with arg_equal
+  uint64_t hash = 0;                // of words and args
   std::vector<LazyBuffer*> nodes;
 };
 ScheduleKey schedule_key(const std::vector<LBPtr>& outs);
