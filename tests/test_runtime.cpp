@@ -508,6 +508,37 @@ TEST(ThreadPool, NestedCallsRunSerially) {
   EXPECT_EQ(total.load(), 60);
 }
 
+// A caller does not wait for a worker that is busy elsewhere: it runs its own chunks that no worker
+// took. Here the pool's one worker is held by another call's chunk until this call has returned.
+TEST(ThreadPool, CallerRunsChunksNoWorkerTook) {
+  ThreadPool pool(2);
+  std::atomic<bool> held{false}, release{false}, done{false};
+  std::thread holder([&] {
+    pool.parallel_for(2, [&](int64_t b, int64_t) {
+      if (b == 0) {  // the caller's chunk: wait until the worker runs chunk 1
+        while (!held) std::this_thread::yield();
+        return;
+      }
+      held = true;
+      while (!release) std::this_thread::yield();
+    });
+  });
+  while (!held) std::this_thread::yield();
+  std::vector<int> seen(8, 0);
+  std::thread caller([&] {
+    pool.parallel_for(8, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) seen[static_cast<size_t>(i)]++;
+    });
+    done = true;
+  });
+  for (int i = 0; i < 10000 && !done; i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(done) << "the caller waited for the held worker";
+  release = true;
+  caller.join();
+  holder.join();
+  EXPECT_EQ(seen, std::vector<int>(8, 1));
+}
+
 TEST(ThreadPool, GlobalPoolSize) {
   // env THREADS when set, else one thread per hardware thread
   int want = getenv("THREADS", static_cast<int>(std::thread::hardware_concurrency()));

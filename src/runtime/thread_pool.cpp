@@ -58,7 +58,7 @@ void ThreadPool::worker_loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
       if (tasks_.empty()) return;  // stopping, and nothing left to run
-      task = std::move(tasks_.front());
+      task = std::move(tasks_.front().run);
       tasks_.pop_front();
       queued_.fetch_sub(1, std::memory_order_relaxed);
     }
@@ -84,26 +84,40 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (int64_t i = 1; i < chunks; i++)
-      tasks_.emplace_back([&join, &f, b = bounds(i), e = bounds(i + 1)] {
+      tasks_.push_back({&join, [&join, &f, b = bounds(i), e = bounds(i + 1)] {
         std::exception_ptr err;
         try { f(b, e); } catch (...) { err = std::current_exception(); }
         std::lock_guard<std::mutex> l(join.mu);
         if (err && !join.error) join.error = err;
         // notify under the lock: once the caller sees remaining == 0 it destroys `join`
         if (--join.remaining == 0) join.cv.notify_one();
-      });
+      }});
     queued_.fetch_add(chunks - 1, std::memory_order_release);
   }
   cv_.notify_all();
 
   std::exception_ptr mine;
   try { f(bounds(0), bounds(1)); } catch (...) { mine = std::current_exception(); }
+  while (std::function<void()> task = take(&join)) task();  // (a task stores its own exception)
   spin_until([&] { return join.remaining.load(std::memory_order_acquire) == 0; });
   // taking the lock also waits for the last task to leave it: only then may `join` go away
   std::unique_lock<std::mutex> lock(join.mu);
   join.cv.wait(lock, [&] { return join.remaining == 0; });
   if (mine) std::rethrow_exception(mine);
   if (join.error) std::rethrow_exception(join.error);
+}
+
+std::function<void()> ThreadPool::take(const void* owner) {
+  if (queued_.load(std::memory_order_acquire) == 0) return {};
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = tasks_.begin(); it != tasks_.end(); ++it)
+    if (it->owner == owner) {
+      std::function<void()> task = std::move(it->run);
+      tasks_.erase(it);
+      queued_.fetch_sub(1, std::memory_order_relaxed);
+      return task;
+    }
+  return {};
 }
 
 void ThreadPool::team(const std::function<void(int, int)>& f) {

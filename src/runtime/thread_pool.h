@@ -5,7 +5,8 @@
 // itself and blocks until all are done. An exception thrown by any chunk is rethrown in the caller.
 // A worker that runs out of tasks, and a caller waiting for its chunks, spin for a short while
 // (kSpinMicros) before they sleep: waking a sleeping thread costs tens of microseconds, more than a
-// small kernel takes, and kernels tend to come back to back.
+// small kernel takes, and kernels tend to come back to back. A caller done with its own chunk runs its
+// chunks that no worker has taken yet: on a busy machine a worker may not get a core for milliseconds.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -41,7 +42,13 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
+  struct Task {
+    const void* owner;  // the parallel_for call that queued it
+    std::function<void()> run;
+  };
+  // The oldest task of `owner` still queued, taken off the queue; an empty one if there is none.
+  std::function<void()> take(const void* owner);
+  std::deque<Task> tasks_;
   std::atomic<int64_t> queued_{0};  // tasks_.size(), read without the lock by spinning workers
   bool stop_ = false;
   std::mutex team_mu_;
