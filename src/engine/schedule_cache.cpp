@@ -15,6 +15,47 @@ constexpr size_t kMaxKeyNodes = 4096;
 // At most this many schedules, and key nodes in all (a few hundred bytes each); then it starts over.
 constexpr size_t kCapacity = 1024, kMaxTotalNodes = size_t{1} << 17;
 
+// The walk's numbering of LazyBuffers and Buffers: pointer -> number, open addressing. One per thread,
+// kept between walks, so that a walk allocates nothing once the table has grown to its graphs.
+class PointerNumbers {
+ public:
+  void clear() {
+    for (size_t i : used_) slots_[i].first = nullptr;
+    used_.clear();
+  }
+  size_t size() const { return used_.size(); }
+  // The number of p, if it has one.
+  const int64_t* find(const void* p) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = slot(p);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].first == p) return &slots_[i].second;
+      if (!slots_[i].first) return nullptr;
+    }
+  }
+  // p's number, given it (v) if it has none yet.
+  int64_t emplace(const void* p, int64_t v) {
+    if (2 * (used_.size() + 1) > slots_.size()) grow();
+    size_t i = slot(p);
+    for (; slots_[i].first; i = (i + 1) & (slots_.size() - 1))
+      if (slots_[i].first == p) return slots_[i].second;
+    slots_[i] = {p, v};
+    used_.push_back(i);
+    return v;
+  }
+
+ private:
+  size_t slot(const void* p) const { return (reinterpret_cast<uintptr_t>(p) * 0x9e3779b97f4a7c15ull >> 20) & (slots_.size() - 1); }
+  void grow() {
+    std::vector<std::pair<const void*, int64_t>> old;
+    for (size_t i : used_) old.push_back(slots_[i]);
+    slots_.assign(std::max<size_t>(64, 2 * slots_.size()), {nullptr, 0});
+    used_.clear();
+    for (auto& [p, v] : old) emplace(p, v);
+  }
+  std::vector<std::pair<const void*, int64_t>> slots_;  // a power of two, at most half full
+  std::vector<size_t> used_;
+};
+
 // A schedule with its LazyBuffers and Buffers as positions in the key's walk.
 struct CachedItem {
   UOpPtr ast;
@@ -87,8 +128,9 @@ void write_record(ScheduleKey& k, const LazyBuffer& x, int64_t buffer, size_t n_
 
 ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   ScheduleKey k;
-  std::unordered_map<const LazyBuffer*, size_t> index;
-  std::unordered_map<const Buffer*, int64_t> buffers;
+  thread_local PointerNumbers index, buffers;  // LazyBuffer -> position in the walk; Buffer -> number
+  index.clear();
+  buffers.clear();
   // a LazyBuffer's sources in the key: a view's base, an unrealized buffer's srcs
   auto n_sources = [](const LazyBuffer* x) { return x->is_view() ? 1 : x->realized() ? 0 : x->srcs.size(); };
   auto source = [](LazyBuffer* x, size_t i) { return x->is_view() ? x->base() : x->srcs[i].get(); };
@@ -96,26 +138,26 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   const std::string* last_device = nullptr;
   k.words.reserve(64);
   for (const LBPtr& o : outs) {
-    if (!index.count(o.get())) stack.emplace_back(o.get(), 0);
+    if (!index.find(o.get())) stack.emplace_back(o.get(), 0);
     while (!stack.empty()) {
       auto [x, i] = stack.back();
       size_t n = n_sources(x);
       if (i < n) {
         stack.back().second++;
-        if (LazyBuffer* next = source(x, i); !index.count(next)) stack.emplace_back(next, 0);
+        if (LazyBuffer* next = source(x, i); !index.find(next)) stack.emplace_back(next, 0);
         continue;
       }
       if (k.nodes.size() == kMaxKeyNodes) return {};
       int64_t buf = -1;
-      if (!x->is_view() && x->buffer) buf = buffers.emplace(x->buffer.get(), static_cast<int64_t>(buffers.size())).first->second;
+      if (!x->is_view() && x->buffer) buf = buffers.emplace(x->buffer.get(), static_cast<int64_t>(buffers.size()));
       write_record(k, *x, buf, n, last_device);
-      for (size_t j = 0; j < n; j++) k.words.push_back(index.at(source(x, j)));
-      index.emplace(x, k.nodes.size());
+      for (size_t j = 0; j < n; j++) k.words.push_back(static_cast<uint64_t>(*index.find(source(x, j))));
+      index.emplace(x, static_cast<int64_t>(k.nodes.size()));
       k.nodes.push_back(x);
       stack.pop_back();
     }
     k.words.push_back(~uint64_t{0});  // then the output's position (no record's first word is all ones)
-    k.words.push_back(index.at(o.get()));
+    k.words.push_back(static_cast<uint64_t>(*index.find(o.get())));
   }
   k.words.push_back(static_cast<uint64_t>(FUSE.value));
   uint64_t h = k.words.size();
