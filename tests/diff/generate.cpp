@@ -285,6 +285,13 @@ bool Gen::scalar(int a) {
   n.reverse = r_.chance(0.3);
   if (n.scalar_int) n.value = static_cast<double>(is_unsigned(d) ? r_.range(0, 4) : r_.range(-3, 4));
   else n.value = r_.pick(std::vector<double>{0.5, -1.5, 2.0, 0.1, 3.0, -0.25, 1e-3});
+  // an integer tensor's scalar at the ends of its dtype's range (int64's: int32's, the C++ int the API
+  // takes): the arithmetic wraps there, and constant folding and bounds must wrap the same way
+  if (n.scalar_int && is_int(d) && r_.chance(0.4)) {
+    if (d == DT::I8) n.value = r_.pick(std::vector<double>{127, -128, -127});
+    else if (d == DT::U8) n.value = r_.pick(std::vector<double>{255, 254, 128});
+    else n.value = r_.pick(std::vector<double>{2147483647.0, -2147483648.0, -2147483647.0});
+  }
   DT sdt = (is_float(d) || (is_int(d) && n.scalar_int)) ? d : n.scalar_int ? DT::I32 : DT::F32;
   DT p = lub(d, sdt);
   if (n.sub == "sub" && p == DT::Bool) return false;
