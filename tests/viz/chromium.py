@@ -76,10 +76,13 @@ class Chromium:
         return r["result"].get("value")
 
     def load(self, url, ready="document.body && document.body.dataset.ready", timeout=60):
-        """Navigates to url and waits until the expression `ready` is true; returns the seconds it took."""
+        """Navigates to url and waits until the expression `ready` is true; returns the seconds it took.
+        The page being left is marked first: until the new document replaces it, `ready` may still be
+        evaluated in the old one, whose flag was set by its own load."""
         start = time.time()
+        self.eval("window.__tg_left = true")
         self.send("Page.navigate", {"url": url})
-        while not self.eval(ready):
+        while not self.eval(f"!window.__tg_left && !!({ready})"):
             if time.time() - start > timeout:
                 raise TimeoutError(f"{url} was not ready after {timeout} s")
             time.sleep(0.02)
