@@ -51,17 +51,20 @@ LBPtr LazyBuffer::cnst(double value, DType dtype, const std::string& device, con
 }
 
 LBPtr LazyBuffer::cnst_arg(Arg value, DType dtype, const std::string& device, const Shape& shape) {
-  LBPtr c = metaop(Ops::CONST, {}, dtype, device, std::move(value));
-  if (shape.empty()) return c;
-  // the scalar reshaped to all ones and expanded: one view with every stride 0
-  return c->view(ShapeTracker({View::create(shape, Shape(shape.size(), 0))}));
+  return metaop(Ops::CONST, {}, dtype, device, std::move(value))->broadcast_scalar(shape);
 }
 
-LBPtr LazyBuffer::view(const ShapeTracker& new_st) const {
+LBPtr LazyBuffer::broadcast_scalar(const Shape& shape) const {
+  TG_ASSERT(this->shape().empty() && !is_view(), "broadcast_scalar of a buffer of shape ", shape_str(this->shape()));
+  if (shape.empty()) return base_ptr();
+  return view(ShapeTracker::from_view(View::create(shape, Shape(shape.size(), 0))));
+}
+
+LBPtr LazyBuffer::view(ShapeTracker new_st) const {
   const LazyBuffer* b = base();
   // a view that is exactly its base is the base
   if (new_st.contiguous() && new_st.shape() == b->shape()) return base_ptr();
-  return std::make_shared<LazyBuffer>(device, new_st, dtype, base_ptr());
+  return std::make_shared<LazyBuffer>(device, std::move(new_st), dtype, base_ptr());
 }
 
 bool LazyBuffer::is_unpadded_const() const {
@@ -73,7 +76,7 @@ namespace {
 Value const_of(const LazyBuffer& c) { return const_to_value(*UOp::make(Ops::CONST, c.dtype, {}, c.base()->arg)); }
 }  // namespace
 
-LBPtr LazyBuffer::e(Ops op, const std::vector<LBPtr>& others) const {
+LBPtr LazyBuffer::e(Ops op, std::initializer_list<LBPtr> others) const {
   std::vector<LBPtr> srcs;
   srcs.reserve(1 + others.size());
   srcs.push_back(std::const_pointer_cast<LazyBuffer>(shared_from_this()));

@@ -6,6 +6,7 @@
 // schedule stops there.
 #pragma once
 #include <atomic>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,10 +31,13 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   static LBPtr cnst(double value, DType dtype, const std::string& device, const Shape& shape);  // CONST, expanded
   static LBPtr cnst_arg(Arg value, DType dtype, const std::string& device, const Shape& shape);  // exact value
   LBPtr const_like(double value) const { return cnst(value, dtype, device, shape()); }
+  // This 0-d buffer (a CONST's base) seen at `shape`: every stride 0, as reshaping to all ones and
+  // expanding would give.
+  LBPtr broadcast_scalar(const Shape& shape) const;
 
   // Graph ops. Arguments are validated by the Tensor layer.
   // Elementwise; srcs must share shape. Constants fold: an op of unpadded constants is a constant.
-  LBPtr e(Ops op, const std::vector<LBPtr>& others = {}) const;
+  LBPtr e(Ops op, std::initializer_list<LBPtr> others = {}) const;
   // Reduce to size 1 along axes (keepdim). A reduction of 32768 or more inputs per output into fewer than
   // 4096 outputs splits one axis and reduces in two kernels, so the first has outputs for every thread
   // (split_reduceop). A
@@ -60,7 +64,7 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
   LBPtr shrink(const std::vector<std::pair<int64_t, int64_t>>& arg) const;
   LBPtr flip(const std::vector<bool>& axes) const;
   // This buffer's base seen through `st` (the base itself when st is the whole base, contiguous).
-  LBPtr view(const ShapeTracker& st) const;
+  LBPtr view(ShapeTracker st) const;
   // A data-dependent load (an INDEX op): out[..., j, ...] = this[..., idx[..., j, ...], ...] along `axis`.
   // idx is int32 or int64 and has the output's shape, which is this shape except along `axis`. Negative entries
   // count from the end; entries still out of range read 0. The work is proportional to the output.

@@ -83,7 +83,12 @@ View minify(const View& v) {
 
 }  // namespace
 
-ShapeTracker ShapeTracker::from_shape(const Shape& shape) { return ShapeTracker({View::create(shape)}); }
+ShapeTracker ShapeTracker::from_shape(const Shape& shape) { return from_view(View::create(shape)); }
+ShapeTracker ShapeTracker::from_view(View v) {
+  std::vector<View> views;  // not ShapeTracker({v}): an initializer list is copied from
+  views.push_back(std::move(v));
+  return ShapeTracker(std::move(views));
+}
 
 static ShapeTracker with_last(const ShapeTracker& st, View v) {
   std::vector<View> views;

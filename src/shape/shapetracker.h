@@ -48,6 +48,7 @@ struct ShapeTracker final : ArgObject {
   ShapeTracker() = default;
   explicit ShapeTracker(std::vector<View> v) : views(std::move(v)) {}
   static ShapeTracker from_shape(const Shape& shape);
+  static ShapeTracker from_view(View v);  // one view, moved in
 
   const Shape& shape() const { return views.back().shape; }
   int64_t size() const { return prod(shape()); }

@@ -178,7 +178,7 @@ struct Conv : Function {
   Conv(Shape s, Shape d) : s(std::move(s)), d(std::move(d)) {}
   Shape s, d;
   LBPtr x, w;
-  LBPtr forward(const std::vector<LBPtr>& xs) override {
+  LBPtr forward(std::span<const LBPtr> xs) override {
     x = xs[0], w = xs[1];
     return conv_windows(Tensor(x, false), Tensor(w, false), 1, s, d, "conv2d").lazydata();
   }

@@ -32,8 +32,7 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
   if (t.shape() == shape) return t;
   const LBPtr& lb = t.lazydata();
   if (lb->is_unpadded_const() && !t.requires_grad().value_or(false))
-    return Tensor(LazyBuffer::cnst_arg(lb->base()->arg, lb->dtype, lb->device, shape),
-                  Tensor::no_grad ? std::optional<bool>(false) : t.requires_grad());
+    return Tensor(lb->base()->broadcast_scalar(shape), Tensor::no_grad ? std::optional<bool>(false) : t.requires_grad());
   Shape s = t.shape();
   s.insert(s.begin(), shape.size() - s.size(), 1);
   return t.reshape(s).expand(shape);
@@ -42,7 +41,10 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
 
 std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype) {
   TG_CHECK(a.device() == b.device(), op, ": tensors on different devices ", a.device(), " and ", b.device());
-  std::optional<Shape> out = a.shape() == b.shape() ? a.shape() : broadcast_shape({a.shape(), b.shape()});
+  // (the usual cases, equal shapes and a scalar, without the general search)
+  std::optional<Shape> out = a.shape() == b.shape() || b.shape().empty() ? a.shape()
+                             : a.shape().empty()                         ? b.shape()
+                                                                         : broadcast_shape({a.shape(), b.shape()});
   TG_CHECK(out, op, ": cannot broadcast shapes ", a.shape(), " and ", b.shape(), " (", a.dtype().name(), ", ", b.dtype().name(), ")");
   Tensor x = broadcast_to(a, *out), y = broadcast_to(b, *out);
   if (match_dtype) {

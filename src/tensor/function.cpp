@@ -1,5 +1,6 @@
 #include "tensor/function.h"
 
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -18,19 +19,23 @@ Function::~Function() {
   for (auto& p : parents) defer_release(std::move(p));
 }
 
-bool Function::records(const std::vector<Tensor>& xs) {
+bool Function::records(std::span<const Tensor> xs) {
   if (Tensor::no_grad) return false;
   for (const Tensor& x : xs)
     if (x.requires_grad().value_or(false)) return true;
   return false;
 }
 
-Tensor Function::run(std::shared_ptr<Function> self, const std::vector<Tensor>& xs) {
-  std::vector<LBPtr> lbs;
-  lbs.reserve(xs.size());
+Tensor Function::run(std::shared_ptr<Function> self, std::span<const Tensor> xs) {
+  // the inputs' LazyBuffers: on the stack for the usual one to three inputs
+  constexpr size_t kInline = 4;
+  std::array<LBPtr, kInline> inline_lbs;
+  std::vector<LBPtr> heap_lbs(xs.size() > kInline ? xs.size() : 0);
+  std::span<LBPtr> lbs = xs.size() > kInline ? std::span<LBPtr>(heap_lbs) : std::span<LBPtr>(inline_lbs).first(xs.size());
   bool any = false, all_known = true;
-  for (const Tensor& x : xs) {
-    lbs.push_back(x.lazydata());
+  for (size_t i = 0; i < xs.size(); i++) {
+    const Tensor& x = xs[i];
+    lbs[i] = x.lazydata();
     std::optional<bool> r = x.requires_grad();
     any |= r.value_or(false);
     all_known &= r.has_value();
@@ -63,49 +68,49 @@ LBPtr neg(const LBPtr& a) { return a->e(Ops::NEG); }
 LBPtr recip(const LBPtr& a) { return a->e(Ops::RECIP); }
 }  // namespace
 
-LBPtr Contiguous::forward(const std::vector<LBPtr>& x) { return x[0]->contiguous(); }
+LBPtr Contiguous::forward(std::span<const LBPtr> x) { return x[0]->contiguous(); }
 std::vector<LBPtr> Contiguous::backward(const LBPtr& g) { return {g}; }
 
-LBPtr ContiguousBackward::forward(const std::vector<LBPtr>& x) { return x[0]; }
+LBPtr ContiguousBackward::forward(std::span<const LBPtr> x) { return x[0]; }
 std::vector<LBPtr> ContiguousBackward::backward(const LBPtr& g) { return {g->contiguous()}; }
 
-LBPtr Cast::forward(const std::vector<LBPtr>& x) {
+LBPtr Cast::forward(std::span<const LBPtr> x) {
   input_dtype = x[0]->dtype;
   return x[0]->cast(dtype, bitcast);
 }
 std::vector<LBPtr> Cast::backward(const LBPtr& g) { return {g->cast(input_dtype, bitcast)}; }
 
-LBPtr Neg::forward(const std::vector<LBPtr>& x) { return neg(x[0]); }
+LBPtr Neg::forward(std::span<const LBPtr> x) { return neg(x[0]); }
 std::vector<LBPtr> Neg::backward(const LBPtr& g) { return {neg(g)}; }
 
-LBPtr Reciprocal::forward(const std::vector<LBPtr>& x) { return ret = recip(x[0]); }
+LBPtr Reciprocal::forward(std::span<const LBPtr> x) { return ret = recip(x[0]); }
 std::vector<LBPtr> Reciprocal::backward(const LBPtr& g) { return {mul(neg(g), mul(ret, ret))}; }
 
-LBPtr Sin::forward(const std::vector<LBPtr>& xs) { x = xs[0]; return x->e(Ops::SIN); }
+LBPtr Sin::forward(std::span<const LBPtr> xs) { x = xs[0]; return x->e(Ops::SIN); }
 std::vector<LBPtr> Sin::backward(const LBPtr& g) { return {mul(x->e(Ops::COS), g)}; }
-LBPtr Cos::forward(const std::vector<LBPtr>& xs) { x = xs[0]; return x->e(Ops::COS); }
+LBPtr Cos::forward(std::span<const LBPtr> xs) { x = xs[0]; return x->e(Ops::COS); }
 std::vector<LBPtr> Cos::backward(const LBPtr& g) { return {mul(neg(x->e(Ops::SIN)), g)}; }
-LBPtr Tan::forward(const std::vector<LBPtr>& xs) { return ret = xs[0]->e(Ops::TAN); }
+LBPtr Tan::forward(std::span<const LBPtr> xs) { return ret = xs[0]->e(Ops::TAN); }
 std::vector<LBPtr> Tan::backward(const LBPtr& g) { return {mul(add(c(ret, 1), mul(ret, ret)), g)}; }  // 1 + tan^2
 
-LBPtr Relu::forward(const std::vector<LBPtr>& x) { return ret = x[0]->e(Ops::MAX, {c(x[0], 0)}); }
+LBPtr Relu::forward(std::span<const LBPtr> x) { return ret = x[0]->e(Ops::MAX, {c(x[0], 0)}); }
 std::vector<LBPtr> Relu::backward(const LBPtr& g) { return {mul(c(ret, 0)->e(Ops::CMPLT, {ret})->cast(g->dtype), g)}; }
 
-LBPtr Log::forward(const std::vector<LBPtr>& xs) { x = xs[0]; return mul(x->e(Ops::LOG2), c(x, kLn2)); }
+LBPtr Log::forward(std::span<const LBPtr> xs) { x = xs[0]; return mul(x->e(Ops::LOG2), c(x, kLn2)); }
 std::vector<LBPtr> Log::backward(const LBPtr& g) { return {mul(g, recip(x))}; }
 
-LBPtr Exp::forward(const std::vector<LBPtr>& x) { return ret = mul(x[0], c(x[0], 1 / kLn2))->e(Ops::EXP2); }
+LBPtr Exp::forward(std::span<const LBPtr> x) { return ret = mul(x[0], c(x[0], 1 / kLn2))->e(Ops::EXP2); }
 std::vector<LBPtr> Exp::backward(const LBPtr& g) { return {mul(ret, g)}; }
 
-LBPtr Sqrt::forward(const std::vector<LBPtr>& x) { return ret = x[0]->e(Ops::SQRT); }
+LBPtr Sqrt::forward(std::span<const LBPtr> x) { return ret = x[0]->e(Ops::SQRT); }
 std::vector<LBPtr> Sqrt::backward(const LBPtr& g) { return {mul(g, recip(mul(ret, c(ret, 2))))}; }
 
-LBPtr Sigmoid::forward(const std::vector<LBPtr>& x) {
+LBPtr Sigmoid::forward(std::span<const LBPtr> x) {
   return ret = recip(add(c(x[0], 1), mul(x[0], c(x[0], -1 / kLn2))->e(Ops::EXP2)));
 }
 std::vector<LBPtr> Sigmoid::backward(const LBPtr& g) { return {mul(mul(ret, add(c(ret, 1), neg(ret))), g)}; }
 
-LBPtr Sign::forward(const std::vector<LBPtr>& xs) {
+LBPtr Sign::forward(std::span<const LBPtr> xs) {
   const LBPtr& x = xs[0];
   LBPtr nonzero = x->e(Ops::CMPNE, {c(x, 0)}), negative = x->e(Ops::CMPLT, {c(x, 0)});
   LBPtr pm1 = negative->e(Ops::WHERE, {c(x, -1), c(x, 1)});
@@ -115,44 +120,44 @@ LBPtr Sign::forward(const std::vector<LBPtr>& xs) {
 }
 std::vector<LBPtr> Sign::backward(const LBPtr& g) { return {c(g, 0)}; }
 
-LBPtr Eq::forward(const std::vector<LBPtr>& x) {
+LBPtr Eq::forward(std::span<const LBPtr> x) {
   LBPtr ne = x[0]->e(Ops::CMPNE, {x[1]});
   return ne->e(Ops::CMPNE, {c(ne, 1)});
 }
 std::vector<LBPtr> Eq::backward(const LBPtr&) { return {nullptr, nullptr}; }
 
-LBPtr Add::forward(const std::vector<LBPtr>& x) { return add(x[0], x[1]); }
+LBPtr Add::forward(std::span<const LBPtr> x) { return add(x[0], x[1]); }
 std::vector<LBPtr> Add::backward(const LBPtr& g) {
   return {needs_input_grad[0] ? g : nullptr, needs_input_grad[1] ? g : nullptr};
 }
 
-LBPtr Sub::forward(const std::vector<LBPtr>& x) { return add(x[0], neg(x[1])); }
+LBPtr Sub::forward(std::span<const LBPtr> x) { return add(x[0], neg(x[1])); }
 std::vector<LBPtr> Sub::backward(const LBPtr& g) {
   return {needs_input_grad[0] ? g : nullptr, needs_input_grad[1] ? neg(g) : nullptr};
 }
 
-LBPtr Mul::forward(const std::vector<LBPtr>& xs) { x = xs[0]; y = xs[1]; return mul(x, y); }
+LBPtr Mul::forward(std::span<const LBPtr> xs) { x = xs[0]; y = xs[1]; return mul(x, y); }
 std::vector<LBPtr> Mul::backward(const LBPtr& g) {
   return {needs_input_grad[0] ? mul(y, g) : nullptr, needs_input_grad[1] ? mul(x, g) : nullptr};
 }
 
-LBPtr Div::forward(const std::vector<LBPtr>& xs) { x = xs[0]; y = xs[1]; return mul(x, recip(y)); }
+LBPtr Div::forward(std::span<const LBPtr> xs) { x = xs[0]; y = xs[1]; return mul(x, recip(y)); }
 std::vector<LBPtr> Div::backward(const LBPtr& g) {
   return {needs_input_grad[0] ? mul(g, recip(y)) : nullptr,
           needs_input_grad[1] ? mul(neg(mul(g, x)), recip(mul(y, y))) : nullptr};
 }
 
-LBPtr Where::forward(const std::vector<LBPtr>& x) { cond = x[0]; return cond->e(Ops::WHERE, {x[1], x[2]}); }
+LBPtr Where::forward(std::span<const LBPtr> x) { cond = x[0]; return cond->e(Ops::WHERE, {x[1], x[2]}); }
 std::vector<LBPtr> Where::backward(const LBPtr& g) {
   LBPtr zero = c(g, 0);
   return {nullptr, needs_input_grad[1] ? cond->e(Ops::WHERE, {g, zero}) : nullptr,
           needs_input_grad[2] ? cond->e(Ops::WHERE, {zero, g}) : nullptr};
 }
 
-LBPtr Sum::forward(const std::vector<LBPtr>& x) { input_shape = x[0]->shape(); return x[0]->r(Ops::ADD, axes); }
+LBPtr Sum::forward(std::span<const LBPtr> x) { input_shape = x[0]->shape(); return x[0]->r(Ops::ADD, axes); }
 std::vector<LBPtr> Sum::backward(const LBPtr& g) { return {g->expand(input_shape)}; }
 
-LBPtr Max::forward(const std::vector<LBPtr>& xs) { x = xs[0]; return ret = x->r(Ops::MAX, axes); }
+LBPtr Max::forward(std::span<const LBPtr> xs) { x = xs[0]; return ret = x->r(Ops::MAX, axes); }
 std::vector<LBPtr> Max::backward(const LBPtr& g) {
   // the gradient is shared equally between the entries that hold the maximum
   LBPtr ne = x->e(Ops::CMPNE, {ret->expand(x->shape())});
@@ -161,7 +166,7 @@ std::vector<LBPtr> Max::backward(const LBPtr& g) {
   return {mul(mul(is_max, recip(count)), g->expand(x->shape()))};
 }
 
-LBPtr ConstProd::forward(const std::vector<LBPtr>& xs) {
+LBPtr ConstProd::forward(std::span<const LBPtr> xs) {
   x = xs[0];
   LBPtr r = x->fold_reduce(Ops::MUL, axes);
   TG_ASSERT(r, "ConstProd of a tensor that is not an unpadded constant");
@@ -175,7 +180,7 @@ std::vector<LBPtr> ConstProd::backward(const LBPtr& g) {
   return {mul(g->expand(x->shape()), LazyBuffer::cnst_arg(others->arg, x->dtype, x->device, x->shape()))};
 }
 
-LBPtr Expand::forward(const std::vector<LBPtr>& x) { input_shape = x[0]->shape(); return x[0]->expand(shape); }
+LBPtr Expand::forward(std::span<const LBPtr> x) { input_shape = x[0]->shape(); return x[0]->expand(shape); }
 std::vector<LBPtr> Expand::backward(const LBPtr& g) {
   std::vector<int> axes;
   for (size_t i = 0; i < shape.size(); i++) if (input_shape[i] != shape[i]) axes.push_back(static_cast<int>(i));
@@ -184,31 +189,31 @@ std::vector<LBPtr> Expand::backward(const LBPtr& g) {
   return {g->r(Ops::ADD, axes)};
 }
 
-LBPtr Reshape::forward(const std::vector<LBPtr>& x) { input_shape = x[0]->shape(); return x[0]->reshape(shape); }
+LBPtr Reshape::forward(std::span<const LBPtr> x) { input_shape = x[0]->shape(); return x[0]->reshape(shape); }
 std::vector<LBPtr> Reshape::backward(const LBPtr& g) { return {g->reshape(input_shape)}; }
 
-LBPtr Permute::forward(const std::vector<LBPtr>& x) { return x[0]->permute(order); }
+LBPtr Permute::forward(std::span<const LBPtr> x) { return x[0]->permute(order); }
 std::vector<LBPtr> Permute::backward(const LBPtr& g) {
   std::vector<int> inverse(order.size());
   for (size_t i = 0; i < order.size(); i++) inverse[order[i]] = static_cast<int>(i);
   return {g->permute(inverse)};
 }
 
-LBPtr Pad::forward(const std::vector<LBPtr>& x) { return x[0]->pad(arg); }
+LBPtr Pad::forward(std::span<const LBPtr> x) { return x[0]->pad(arg); }
 std::vector<LBPtr> Pad::backward(const LBPtr& g) {
   std::vector<std::pair<int64_t, int64_t>> bounds;
   for (size_t i = 0; i < arg.size(); i++) bounds.emplace_back(arg[i].first, g->shape()[i] - arg[i].second);
   return {g->shrink(bounds)};
 }
 
-LBPtr Shrink::forward(const std::vector<LBPtr>& x) { input_shape = x[0]->shape(); return x[0]->shrink(arg); }
+LBPtr Shrink::forward(std::span<const LBPtr> x) { input_shape = x[0]->shape(); return x[0]->shrink(arg); }
 std::vector<LBPtr> Shrink::backward(const LBPtr& g) {
   std::vector<std::pair<int64_t, int64_t>> padding;
   for (size_t i = 0; i < arg.size(); i++) padding.emplace_back(arg[i].first, input_shape[i] - arg[i].second);
   return {g->pad(padding)};
 }
 
-LBPtr Flip::forward(const std::vector<LBPtr>& x) { return x[0]->flip(axes); }
+LBPtr Flip::forward(std::span<const LBPtr> x) { return x[0]->flip(axes); }
 std::vector<LBPtr> Flip::backward(const LBPtr& g) { return {g->flip(axes)}; }
 
 }  // namespace F

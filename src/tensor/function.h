@@ -5,8 +5,10 @@
 // saves only what its backward needs. Ops that have no gradient (comparisons, bitwise) are not
 // differentiable(): their results do not require grad, as in torch.
 #pragma once
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "lazy/lazybuffer.h"
@@ -35,7 +37,8 @@ class Function {
   // Function that nothing will keep (no input requires grad, or no_grad) lives on the stack: eager
   // inference builds its graph without one heap Function per op.
   template <class F, class... A>
-  static Tensor apply(const std::vector<Tensor>& xs, A&&... args) {
+  static Tensor apply(std::initializer_list<Tensor> inputs, A&&... args) {
+    std::span<const Tensor> xs(inputs.begin(), inputs.size());
     if (!records(xs)) {
       F fn(std::forward<A>(args)...);
       return fn.run(nullptr, xs);
@@ -51,47 +54,47 @@ class Function {
   // A Function without a gradient (comparisons, bitwise and integer ops) gives a result that does not
   // require grad, as torch's: a gradient cannot flow through it, and backward() from it is an error.
   virtual bool differentiable() const { return true; }
-  virtual LBPtr forward(const std::vector<LBPtr>& x) = 0;
+  virtual LBPtr forward(std::span<const LBPtr> x) = 0;
 
  private:
   // Whether the result of an op on xs may keep its Function as ctx (an input requires grad, not no_grad).
-  static bool records(const std::vector<Tensor>& xs);
+  static bool records(std::span<const Tensor> xs);
   // self: this Function's owner, kept as the result's ctx; nullptr when !records(xs).
-  Tensor run(std::shared_ptr<Function> self, const std::vector<Tensor>& xs);
+  Tensor run(std::shared_ptr<Function> self, std::span<const Tensor> xs);
 };
 
 namespace F {
 
 // ---- unary ----
-struct Contiguous : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct ContiguousBackward : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Contiguous : Function { LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct ContiguousBackward : Function { LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Cast : Function {
   Cast(DType d, bool bitcast) : dtype(d), bitcast(bitcast) {}
   DType dtype, input_dtype;
   bool bitcast;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
-struct Neg : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Reciprocal : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Neg : Function { LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Reciprocal : Function { LBPtr ret; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 // sin, cos and tan are primitives each (cos is not sin(pi/2 - x): that subtraction rounds away the
 // argument's low bits, an absolute error of ulp(x)/2 that grows with x)
-struct Sin : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Cos : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Tan : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Relu : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Log : Function { LBPtr x; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Exp : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Sqrt : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Sigmoid : Function { LBPtr ret; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Sign : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sin : Function { LBPtr x; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Cos : Function { LBPtr x; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Tan : Function { LBPtr ret; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Relu : Function { LBPtr ret; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Log : Function { LBPtr x; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Exp : Function { LBPtr ret; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sqrt : Function { LBPtr ret; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sigmoid : Function { LBPtr ret; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sign : Function { LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 
 // ---- binary and ternary ----
 // Comparisons and integer/bitwise ops: forward only, no gradient.
 template <Ops op>
 struct NoGradBinary : Function {
   bool differentiable() const override { return false; }
-  LBPtr forward(const std::vector<LBPtr>& x) override { return x[0]->e(op, {x[1]}); }
+  LBPtr forward(std::span<const LBPtr> x) override { return x[0]->e(op, {x[1]}); }
   std::vector<LBPtr> backward(const LBPtr&) override { return {nullptr, nullptr}; }
 };
 using Less = NoGradBinary<Ops::CMPLT>;
@@ -101,26 +104,26 @@ using BitwiseOr = NoGradBinary<Ops::OR>;
 using IDiv = NoGradBinary<Ops::IDIV>;
 using Shl = NoGradBinary<Ops::SHL>;
 using Shr = NoGradBinary<Ops::SHR>;
-struct Eq : Function { bool differentiable() const override { return false; } LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Add : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Sub : Function { LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Mul : Function { LBPtr x, y; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Div : Function { LBPtr x, y; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Where : Function { LBPtr cond; LBPtr forward(const std::vector<LBPtr>& x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Eq : Function { bool differentiable() const override { return false; } LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Add : Function { LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Sub : Function { LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Mul : Function { LBPtr x, y; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Div : Function { LBPtr x, y; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Where : Function { LBPtr cond; LBPtr forward(std::span<const LBPtr> x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 
 // ---- reduce ----
 struct Sum : Function {
   explicit Sum(std::vector<int> axes) : axes(std::move(axes)) {}
   std::vector<int> axes;
   Shape input_shape;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 struct Max : Function {
   explicit Max(std::vector<int> axes) : axes(std::move(axes)) {}
   std::vector<int> axes;
   LBPtr x, ret;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 // The product along axes of an unpadded constant v (the engine has no product reduce; prod() multiplies
@@ -129,7 +132,7 @@ struct ConstProd : Function {
   explicit ConstProd(std::vector<int> axes) : axes(std::move(axes)) {}
   std::vector<int> axes;
   LBPtr x;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 
@@ -137,38 +140,38 @@ struct ConstProd : Function {
 struct Expand : Function {
   explicit Expand(Shape shape) : shape(std::move(shape)) {}
   Shape shape, input_shape;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 struct Reshape : Function {
   explicit Reshape(Shape shape) : shape(std::move(shape)) {}
   Shape shape, input_shape;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 struct Permute : Function {
   explicit Permute(std::vector<int> order) : order(std::move(order)) {}
   std::vector<int> order;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 struct Pad : Function {
   explicit Pad(std::vector<std::pair<int64_t, int64_t>> arg) : arg(std::move(arg)) {}
   std::vector<std::pair<int64_t, int64_t>> arg;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 struct Shrink : Function {
   explicit Shrink(std::vector<std::pair<int64_t, int64_t>> arg) : arg(std::move(arg)) {}
   std::vector<std::pair<int64_t, int64_t>> arg;
   Shape input_shape;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 struct Flip : Function {
   explicit Flip(std::vector<bool> axes) : axes(std::move(axes)) {}
   std::vector<bool> axes;
-  LBPtr forward(const std::vector<LBPtr>& x) override;
+  LBPtr forward(std::span<const LBPtr> x) override;
   std::vector<LBPtr> backward(const LBPtr& g) override;
 };
 

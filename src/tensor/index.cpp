@@ -52,7 +52,7 @@ struct Gather : Function {
   int axis;
   Shape data_shape;
   LBPtr idx;
-  LBPtr forward(const std::vector<LBPtr>& x) override {
+  LBPtr forward(std::span<const LBPtr> x) override {
     data_shape = x[0]->shape();
     idx = x[1];
     return x[0]->gather(x[1], axis);

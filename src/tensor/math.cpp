@@ -16,7 +16,7 @@ namespace {
 // piecewise constant, so torch gives them a zero derivative; built from casts they would pass the
 // gradient through unchanged instead.
 struct ZeroGrad : Function {
-  LBPtr forward(const std::vector<LBPtr>& x) override { return x[1]; }
+  LBPtr forward(std::span<const LBPtr> x) override { return x[1]; }
   std::vector<LBPtr> backward(const LBPtr& g) override { return {g->const_like(0), nullptr}; }
 };
 Tensor zero_grad(const Tensor& x, const Tensor& value) { return Function::apply<ZeroGrad>({x, value.detach()}); }
@@ -154,7 +154,7 @@ struct Pow : Function {
   explicit Pow(std::optional<double> exponent) : exponent(exponent) {}
   std::optional<double> exponent;
   LBPtr b, e, ret;
-  LBPtr forward(const std::vector<LBPtr>& x) override {
+  LBPtr forward(std::span<const LBPtr> x) override {
     b = x[0];
     if (!exponent) e = x[1];
     return ret = x.back();
