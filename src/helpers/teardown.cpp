@@ -6,7 +6,10 @@ namespace tg {
 
 void defer_release(std::shared_ptr<const void> p) {
   thread_local std::vector<std::shared_ptr<const void>>* pending = nullptr;
-  if (!p) return;
+  // Not the last reference: letting it go destroys nothing (and needs no queue). Another thread may
+  // drop its reference meanwhile; then this one is the last after all, and the node is destroyed here
+  // recursively, as it would have been in that thread.
+  if (!p || p.use_count() > 1) return;
   if (pending) {  // inside a teardown: the outermost call below releases it
     pending->push_back(std::move(p));
     return;
