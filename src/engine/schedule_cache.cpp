@@ -67,7 +67,6 @@ struct CachedItem {
 struct Entry {
   std::vector<uint64_t> words;
   std::vector<Arg> args;
-  size_t nodes;
   std::vector<CachedItem> items;
 };
 struct Cache {
@@ -161,7 +160,7 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   }
   k.words.push_back(static_cast<uint64_t>(FUSE.value));
   uint64_t h = k.words.size();
-  for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ull + (h >> 29);
+  for (uint64_t w : k.words) h = hash_combine(h, w);
   for (const Arg* a : k.args) h = hash_combine(h, arg_hash(*a));
   k.hash = h;
   return k;
@@ -195,7 +194,7 @@ void cache_schedule(const ScheduleKey& k, const std::vector<ScheduleItem>& sched
     node_at.emplace(k.nodes[i], i);
     if (!k.nodes[i]->is_view() && k.nodes[i]->buffer) buffer_at.emplace(k.nodes[i]->buffer.get(), i);
   }
-  Entry entry{k.words, {}, k.nodes.size(), {}};
+  Entry entry{k.words, {}, {}};
   for (const Arg* a : k.args) entry.args.push_back(*a);
   for (const ScheduleItem& si : schedule) {
     CachedItem ci{si.ast, si.n_outputs, si.fusion, {}, {}};
@@ -215,7 +214,7 @@ void cache_schedule(const ScheduleKey& k, const std::vector<ScheduleItem>& sched
   std::lock_guard<std::mutex> lock(c.mu);
   if (find(c, k)) return;  // another thread cached it first
   if (c.entries.size() >= kCapacity || c.nodes + k.nodes.size() > kMaxTotalNodes) c.entries.clear(), c.nodes = 0;
-  c.nodes += entry.nodes;
+  c.nodes += k.nodes.size();
   c.entries.emplace(k.hash, std::move(entry));
 }
 
