@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "shape/shapetracker.h"
@@ -146,6 +148,72 @@ TEST(ShapeHelpers, Helpers) {
   EXPECT_EQ(strides_for_shape({2, 3, 4}), (Shape{12, 4, 1}));
   EXPECT_EQ(strides_for_shape({2, 1, 4}), (Shape{4, 0, 1}));
   EXPECT_EQ(strides_for_shape({}), Shape{});
+}
+
+// Shape is a small vector: dims up to kInline live in the object itself, and beyond that it spills to the
+// heap and still behaves as std::vector<int64_t> does.
+bool stored_inline(const Shape& s) {
+  auto* p = reinterpret_cast<const char*>(s.data());
+  return p >= reinterpret_cast<const char*>(&s) && p < reinterpret_cast<const char*>(&s + 1);
+}
+TEST(ShapeSmallVector, ShortShapesLiveInTheObject) {
+  Shape s{64, 512};
+  EXPECT_TRUE(stored_inline(s));
+  Shape copy = s, moved = Shape{1, 2, 3, 4, 5, 6};
+  EXPECT_TRUE(stored_inline(copy));
+  EXPECT_TRUE(stored_inline(moved));
+  EXPECT_EQ(copy, s);
+  EXPECT_EQ(moved.size(), Shape::kInline);
+  EXPECT_TRUE(stored_inline(strides_for_shape(s)));
+}
+TEST(ShapeSmallVector, LongShapesSpillAndKeepTheirValues) {
+  Shape s;
+  for (int64_t i = 0; i < 40; i++) s.push_back(i * 3);
+  EXPECT_FALSE(stored_inline(s));
+  ASSERT_EQ(s.size(), 40u);
+  for (int64_t i = 0; i < 40; i++) EXPECT_EQ(s[static_cast<size_t>(i)], i * 3);
+  Shape copy = s;  // a copy of a spilled shape owns its own block
+  copy[0] = 7;
+  EXPECT_EQ(s[0], 0);
+  Shape moved = std::move(copy);
+  EXPECT_EQ(moved[0], 7);
+  EXPECT_EQ(moved.size(), 40u);
+  EXPECT_TRUE(copy.empty());  // NOLINT: moved-from is empty, as documented by take()
+  moved = Shape{1, 2};  // assigning a short shape to a spilled one
+  EXPECT_EQ(moved, (Shape{1, 2}));
+}
+TEST(ShapeSmallVector, BehavesAsAVector) {
+  Shape s{2, 3, 4};
+  s.insert(s.begin() + 1, 9);
+  EXPECT_EQ(s, (Shape{2, 9, 3, 4}));
+  s.insert(s.begin(), size_t{5}, 1);  // 9 dims: spills in the middle of an insert
+  EXPECT_EQ(s, (Shape{1, 1, 1, 1, 1, 2, 9, 3, 4}));
+  s.erase(s.begin(), s.begin() + 5);
+  EXPECT_EQ(s, (Shape{2, 9, 3, 4}));
+  s.insert(s.end(), s.begin(), s.begin() + 2);  // a range from the shape itself
+  EXPECT_EQ(s, (Shape{2, 9, 3, 4, 2, 9}));
+  Shape spill = s;
+  spill.insert(spill.begin() + 1, spill.begin(), spill.end());  // from itself, spilling on the way
+  EXPECT_EQ(spill, (Shape{2, 2, 9, 3, 4, 2, 9, 9, 3, 4, 2, 9}));
+  s.erase(s.begin() + 1);
+  s.pop_back();
+  EXPECT_EQ(s, (Shape{2, 3, 4, 2}));
+  s.resize(6, -1);
+  EXPECT_EQ(s, (Shape{2, 3, 4, 2, -1, -1}));
+  EXPECT_EQ(s.back(), -1);
+  EXPECT_EQ(std::vector<int64_t>(s.rbegin(), s.rend()), (std::vector<int64_t>{-1, -1, 2, 4, 3, 2}));
+  EXPECT_THROW(s.at(6), std::out_of_range);
+  EXPECT_EQ(Shape(3, 7), (Shape{7, 7, 7}));
+  // to and from std::vector<int64_t>, and comparisons as a vector's
+  std::vector<int64_t> v = s;
+  EXPECT_EQ(Shape(v), s);
+  EXPECT_TRUE(s == v);
+  EXPECT_LT((Shape{1, 2}), (Shape{1, 3}));
+  EXPECT_LT((Shape{1, 2}), (Shape{1, 2, 0}));
+  EXPECT_NE((Shape{}), (Shape{0}));
+  std::ostringstream os;
+  os << Shape{4} << Shape{} << Shape{2, 3};
+  EXPECT_EQ(os.str(), "(4,)()(2,3)");
 }
 
 TEST(ShapeView, Create) {

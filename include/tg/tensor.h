@@ -18,13 +18,13 @@
 
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/shape.h"
 
 namespace tg {
 
 class LazyBuffer;
 class TensorIndex;
 struct TensorImpl;
-using Shape = std::vector<int64_t>;
 
 class Tensor {
  public:

@@ -18,6 +18,11 @@
 
 namespace py = pybind11;
 
+// tg::Shape crosses as a list of ints, as std::vector<int64_t> does.
+namespace pybind11::detail {
+template <> struct type_caster<tg::Shape> : list_caster<tg::Shape, int64_t> {};
+}  // namespace pybind11::detail
+
 namespace tgpy {
 
 void bind_errors(py::module_& m);    // errors.cpp: tg::Error kinds -> Python exception types

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "tg/shape.h"
 #include "uop/uop.h"
 
 namespace tg {
 
-using Shape = std::vector<int64_t>;
 int64_t prod(const Shape& s);  // tg::Error when the product does not fit in int64
 std::string shape_str(const Shape& s);  // "(2,3)", "(4,)", "()"
 Shape strides_for_shape(const Shape& shape);  // contiguous row-major strides, 0 for size-1 dims

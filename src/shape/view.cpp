@@ -138,9 +138,9 @@ int64_t prod(const Shape& s) {
 }
 
 std::string shape_str(const Shape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); i++) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
+  std::ostringstream os;
+  os << s;
+  return os.str();
 }
 
 Shape strides_for_shape(const Shape& shape) {
@@ -152,18 +152,6 @@ Shape strides_for_shape(const Shape& shape) {
   }
   return st;
 }
-
-namespace {
-// strides == strides_for_shape(shape), without making the latter
-bool has_row_major_strides(const View& v) {
-  int64_t acc = 1;
-  for (size_t i = v.shape.size(); i-- > 0;) {
-    if (v.strides[i] != (v.shape[i] == 1 ? 0 : acc)) return false;
-    acc *= v.shape[i];
-  }
-  return true;
-}
-}  // namespace
 
 View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offset, std::optional<Mask> mask) {
   View v;
@@ -193,7 +181,7 @@ View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offs
   }
   v.offset = offset;
   v.mask = std::move(mask);
-  v.contiguous = v.offset == 0 && !v.mask && has_row_major_strides(v);
+  v.contiguous = v.offset == 0 && !v.mask && v.strides == strides_for_shape(v.shape);
   return v;
 }
 
