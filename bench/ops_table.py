@@ -5,7 +5,7 @@ Run by Debian's interpreter (/usr/bin/python3: python3-torch 1.13, python3-numpy
 TG.tsv is bench_ops_table's output (id, ms, runs, kernels per run, status, note). Prints one markdown table.
 
 Timing follows bench_ops_table: warm-up first, then runs until at least 3 runs and 0.5 s, or 2 s in all
-(at least one run), or 50 runs; the median is reported. Every torch result is compared with NumPy's on the
+(at least one run), or 5000 runs; the median is reported. Every torch result is compared with NumPy's on the
 same input once (a disagreement is printed under the table). add and copy write into a preallocated output
 (torch out= / copy_, np.add(out=) / np.copyto), as a STREAM kernel does; the other ops allocate their result.
 """
@@ -104,7 +104,7 @@ def time_runs(fn):
         s = time.perf_counter() - t
         samples.append(s * 1e3)
         total += s
-        if (len(samples) >= 3 and total >= 0.5) or total >= 2.0 or len(samples) >= 50:
+        if (len(samples) >= 3 and total >= 0.5) or total >= 2.0 or len(samples) >= 5000:
             return statistics.median(samples), len(samples)
 
 
