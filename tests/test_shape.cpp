@@ -178,7 +178,7 @@ TEST(ShapeSmallVector, LongShapesSpillAndKeepTheirValues) {
   Shape moved = std::move(copy);
   EXPECT_EQ(moved[0], 7);
   EXPECT_EQ(moved.size(), 40u);
-  EXPECT_TRUE(copy.empty());  // NOLINT: moved-from is empty, as documented by take()
+  EXPECT_TRUE(copy.empty());  // NOLINT: a spilled shape moved from gives its block away and is left empty
   moved = Shape{1, 2};  // assigning a short shape to a spilled one
   EXPECT_EQ(moved, (Shape{1, 2}));
 }
