@@ -4,7 +4,8 @@
 //   lowerer        the AST over loop indices: RANGE, SPECIAL, UNROLL for the UPCAST/UNROLL dims     lowerer.cpp
 //   expander       one copy per index of each UNROLL that is not the vector dim (register tiles)     expander.cpp
 //   vectorize      the vector dim's lanes as vector UOps; what the device can't run on vectors,
-//                  lane by lane; index math lane by lane, folded per lane                            vectorizer.cpp
+//                  lane by lane; index math lane by lane, folded per lane; scalar stores at
+//                  consecutive addresses (lanes of several tiles) as one vector store                vectorizer.cpp
 //   reduce_to_acc  each REDUCE an accumulator (DEFINE_ACC) that its loops update (MULACC: fma)       reduce_to_acc.cpp
 //   linearize      the graph as a list, in loop order (a walk)                                      linearize.cpp
 // Between passes, when SPEC is on (the default in test builds), spec.cpp checks the graph against the

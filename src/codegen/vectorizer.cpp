@@ -7,7 +7,15 @@
 // lane. Values become vector ops where the renderer has them (vector_alu), else VECTORIZEs of scalar
 // ops on the lanes (GEP). A REDUCE accumulates a vector, or, over its own lanes (a vector UNROLL of a
 // reduce dim), ends with a horizontal fold.
+//
+// Last, scalar STOREs at consecutive addresses are stored together as one vector. They come from a
+// register tile whose vector dim is not the output's contiguous one (a conv's output channels, with
+// the pixels of a row in other copies): its lanes go out one by one, and the copies' lanes at the same
+// channel are neighbours. One vector store per row of the tile instead of a store per value is less
+// work for the core, and far less for LLVM, whose memory passes slow down with the number of stores.
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "codegen/passes.h"
@@ -227,6 +235,84 @@ UOpPtr simplify_scalar(B b) {
   return symbolic().rewrite(u);
 }
 
+// The loops u's value varies in: the RANGEs (and SPECIALs) under it that no REDUCE under it closes.
+class OpenRanges {
+ public:
+  const std::set<const UOp*>& of(const UOpPtr& root) {
+    for (const UOpPtr& u : root->toposort()) {
+      if (memo_.count(u.get())) continue;
+      std::set<const UOp*> s;
+      size_t nvals = u->op == Ops::REDUCE ? static_cast<size_t>(std::get<ReduceOpArg>(u->arg).nvals) : u->src.size();
+      for (size_t i = 0; i < nvals; i++) s.insert(memo_.at(u->src[i].get()).begin(), memo_.at(u->src[i].get()).end());
+      if (u->op == Ops::REDUCE)
+        for (size_t i = nvals; i < u->src.size(); i++) s.erase(u->src[i].get());
+      if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) s.insert(u.get());
+      memo_[u.get()] = std::move(s);
+      keep_.push_back(u);
+    }
+    return memo_.at(root.get());
+  }
+
+ private:
+  std::unordered_map<const UOp*, std::set<const UOp*>> memo_;
+  std::vector<UOpPtr> keep_;  // memo keys stay alive, so no address is reused
+};
+
+// A scalar STORE that may join a vector store: ungated, not streaming, of a type that has vectors.
+bool groupable(const UOpPtr& st, const VectorizeCtx& ctx) {
+  return st->op == Ops::STORE && st->src.size() == 2 && st->src[0]->op == Ops::INDEX && st->src[1]->dtype.count == 1 &&
+         st->arg == Arg(StoreArg{false}) && ctx.can_vector(st->src[1]->dtype, 2);
+}
+
+// The sink's scalar STOREs at consecutive addresses of a buffer, in runs of a power of two lanes (as
+// wide as the renderer's vectors), as vector STOREs of their values. A store joins only where its value
+// varies in no loop its address does not (so the vector store stays in the loops each store was in).
+UOpPtr group_stores(const UOpPtr& sink, const VectorizeCtx& ctx) {
+  auto key = [](const UOpPtr& st, int64_t offset) { return std::pair(st->src[0]->src[0].get(), offset ? simplify(st->src[0]->src[1]->add(offset)).get() : st->src[0]->src[1].get()); };
+  std::map<std::pair<const UOp*, const UOp*>, size_t> at;  // (buffer, index) -> position in the sink
+  for (size_t i = 0; i < sink->src.size(); i++)
+    if (groupable(sink->src[i], ctx)) at[key(sink->src[i], 0)] = i;
+  if (at.size() < 2) return sink;
+  OpenRanges open;
+  auto joins = [&](const UOpPtr& st) {
+    const auto &idx = open.of(st->src[0]->src[1]), &val = open.of(st->src[1]);
+    return std::includes(idx.begin(), idx.end(), val.begin(), val.end());
+  };
+  std::unordered_map<size_t, UOpPtr> replaced;  // position -> its run's vector store, or nullptr: in one
+  for (size_t i = 0; i < sink->src.size(); i++) {
+    const UOpPtr& first = sink->src[i];
+    // a run starts at a store with no neighbour below it
+    if (!groupable(first, ctx) || at.at(key(first, 0)) != i || at.count(key(first, -1)) || !joins(first)) continue;
+    std::vector<size_t> run{i};
+    for (auto next = at.find(key(first, 1)); next != at.end(); next = at.find(key(first, static_cast<int64_t>(run.size())))) {
+      const UOpPtr& st = sink->src[next->second];
+      if (st->src[1]->dtype != first->src[1]->dtype || !joins(st)) break;
+      run.push_back(next->second);
+    }
+    int64_t widest = ctx.ren.max_vector_bytes() / first->src[1]->dtype.itemsize();
+    for (size_t b = 0; b < run.size();) {
+      size_t w = 1;
+      while (static_cast<int64_t>(w * 2) <= widest && b + w * 2 <= run.size()) w *= 2;
+      if (w > 1) {
+        std::vector<UOpPtr> vals;
+        for (size_t l = 0; l < w; l++) vals.push_back(sink->src[run[b + l]]->src[1]), replaced[run[b + l]] = nullptr;
+        const UOpPtr& head = sink->src[run[b]];
+        DType vdt = vals[0]->dtype.vec(static_cast<int>(w));
+        replaced[run[b]] = UOp::make(Ops::STORE, dtypes::void_, {head->src[0], UOp::make(Ops::VECTORIZE, vdt, std::move(vals))}, head->arg);
+      }
+      b += w;
+    }
+  }
+  if (replaced.empty()) return sink;
+  std::vector<UOpPtr> out;
+  for (size_t i = 0; i < sink->src.size(); i++) {
+    auto r = replaced.find(i);
+    if (r == replaced.end()) out.push_back(sink->src[i]);
+    else if (r->second) out.push_back(r->second);
+  }
+  return UOp::make(Ops::SINK, sink->dtype, std::move(out), sink->arg);
+}
+
 }  // namespace
 
 UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
@@ -242,7 +328,8 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
       {UPat::any(), simplify_scalar, "symbolic"},
   }) + pm_flatten_sink();
   VectorizeCtx ctx(ren);
-  return graph_rewrite(sink, pm, &ctx, {.name = "vectorize"});
+  UOpPtr lifted = graph_rewrite(sink, pm, &ctx, {.name = "vectorize"});
+  return lifted->op == Ops::SINK ? group_stores(lifted, ctx) : lifted;
 }
 
 }  // namespace tg
