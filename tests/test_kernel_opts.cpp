@@ -544,6 +544,12 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   std::string opts = opts_str(k.applied_opts());
   EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16)")) << opts;
   EXPECT_THAT(opts, HasSubstr("BLOCK(0, ")) << opts;
+  // The partial sums go out once per block, inside the block's loop: a channel's columns (the lanes of
+  // the column copies) still go out together, as 4 lanes and 1, there.
+  std::map<int, int> stores;  // lanes -> how many
+  for (const UOpPtr& u : k.linearize())
+    if (u->op == Ops::STORE) stores[u->src[1]->dtype.count]++;
+  EXPECT_EQ(stores, (std::map<int, int>{{1, 32}, {4, 32}})) << opts;
   expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
 }
 

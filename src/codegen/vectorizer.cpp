@@ -265,8 +265,8 @@ bool groupable(const UOpPtr& st, const VectorizeCtx& ctx) {
 }
 
 // The sink's scalar STOREs at consecutive addresses of a buffer, in runs of a power of two lanes (as
-// wide as the renderer's vectors), as vector STOREs of their values. A store joins only where its value
-// varies in no loop its address does not (so the vector store stays in the loops each store was in).
+// wide as the renderer's vectors), as vector STOREs of their values. Stores join only when they sit in
+// the same loops (their addresses and values vary in the same ones), where the vector store then sits.
 UOpPtr group_stores(const UOpPtr& sink, const VectorizeCtx& ctx) {
   auto key = [](const UOpPtr& st, int64_t offset) { return std::pair(st->src[0]->src[0].get(), offset ? simplify(st->src[0]->src[1]->add(offset)).get() : st->src[0]->src[1].get()); };
   std::map<std::pair<const UOp*, const UOp*>, size_t> at;  // (buffer, index) -> position in the sink
@@ -274,19 +274,21 @@ UOpPtr group_stores(const UOpPtr& sink, const VectorizeCtx& ctx) {
     if (groupable(sink->src[i], ctx)) at[key(sink->src[i], 0)] = i;
   if (at.size() < 2) return sink;
   OpenRanges open;
-  auto joins = [&](const UOpPtr& st) {
-    const auto &idx = open.of(st->src[0]->src[1]), &val = open.of(st->src[1]);
-    return std::includes(idx.begin(), idx.end(), val.begin(), val.end());
+  auto loops = [&](const UOpPtr& st) {
+    std::set<const UOp*> s = open.of(st->src[0]->src[1]);
+    s.insert(open.of(st->src[1]).begin(), open.of(st->src[1]).end());
+    return s;
   };
   std::unordered_map<size_t, UOpPtr> replaced;  // position -> its run's vector store, or nullptr: in one
   for (size_t i = 0; i < sink->src.size(); i++) {
     const UOpPtr& first = sink->src[i];
     // a run starts at a store with no neighbour below it
-    if (!groupable(first, ctx) || at.at(key(first, 0)) != i || at.count(key(first, -1)) || !joins(first)) continue;
+    if (!groupable(first, ctx) || at.at(key(first, 0)) != i || at.count(key(first, -1))) continue;
+    std::set<const UOp*> in = loops(first);
     std::vector<size_t> run{i};
     for (auto next = at.find(key(first, 1)); next != at.end(); next = at.find(key(first, static_cast<int64_t>(run.size())))) {
       const UOpPtr& st = sink->src[next->second];
-      if (st->src[1]->dtype != first->src[1]->dtype || !joins(st)) break;
+      if (st->src[1]->dtype != first->src[1]->dtype || loops(st) != in) break;
       run.push_back(next->second);
     }
     int64_t widest = ctx.ren.max_vector_bytes() / first->src[1]->dtype.itemsize();
