@@ -267,12 +267,14 @@ bool groupable(const UOpPtr& st, const VectorizeCtx& ctx) {
 // The sink's scalar STOREs at consecutive addresses of a buffer, in runs of a power of two lanes (as
 // wide as the renderer's vectors), as vector STOREs of their values. Stores join only when they sit in
 // the same loops (their addresses and values vary in the same ones), where the vector store then sits.
-UOpPtr group_stores(const UOpPtr& sink, const VectorizeCtx& ctx) {
+UOpPtr group_stores(B b) {
+  const UOpPtr& sink = b["root"];
+  auto& ctx = b.ctx<VectorizeCtx>();
   auto key = [](const UOpPtr& st, int64_t offset) { return std::pair(st->src[0]->src[0].get(), offset ? simplify(st->src[0]->src[1]->add(offset)).get() : st->src[0]->src[1].get()); };
   std::map<std::pair<const UOp*, const UOp*>, size_t> at;  // (buffer, index) -> position in the sink
   for (size_t i = 0; i < sink->src.size(); i++)
     if (groupable(sink->src[i], ctx)) at[key(sink->src[i], 0)] = i;
-  if (at.size() < 2) return sink;
+  if (at.size() < 2) return nullptr;
   OpenRanges open;
   auto loops = [&](const UOpPtr& st) {
     std::set<const UOp*> s = open.of(st->src[0]->src[1]);
@@ -305,7 +307,7 @@ UOpPtr group_stores(const UOpPtr& sink, const VectorizeCtx& ctx) {
       b += w;
     }
   }
-  if (replaced.empty()) return sink;
+  if (replaced.empty()) return nullptr;
   std::vector<UOpPtr> out;
   for (size_t i = 0; i < sink->src.size(); i++) {
     auto r = replaced.find(i);
@@ -330,8 +332,8 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
       {UPat::any(), simplify_scalar, "symbolic"},
   }) + pm_flatten_sink();
   VectorizeCtx ctx(ren);
-  UOpPtr lifted = graph_rewrite(sink, pm, &ctx, {.name = "vectorize"});
-  return lifted->op == Ops::SINK ? group_stores(lifted, ctx) : lifted;
+  static const PatternMatcher pm_group({{UPat::op(Ops::SINK), group_stores, "consecutive STOREs as a vector STORE"}});
+  return graph_rewrite(graph_rewrite(sink, pm, &ctx, {.name = "vectorize"}), pm_group, &ctx, {.name = "vectorize: group stores"});
 }
 
 }  // namespace tg
