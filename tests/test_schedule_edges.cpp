@@ -150,6 +150,19 @@ TEST(ScheduleEmpty, EmptyOutputBesideItsSourcesReaders) {
   EXPECT_TRUE(empty.tolist<float>().empty());
 }
 
+// A row's elements, kept in the output during the reduce's loop (Row reuse) and read back, that fold to
+// a constant only inside the kernel (2 < a bool is always false): the reduce of a constant needs no loop
+// of its own, but the store of each element does (differential fuzz seed 1532068: the linearizer opened
+// the reduce's loop outside the rows, where that store could not go, and raised an internal error).
+TEST(ScheduleRowReuse, ElementsThatFoldToAConstantInTheKernel) {
+  Tensor b = realized(Tensor(std::vector<bool>{true, true, false, true, true, false, true, false, true}, {3, 3}));
+  Tensor zero = (2 < b).sin();  // sin(0)
+  EXPECT_EQ((zero.sum({1}, true) - zero).tolist<float>(), std::vector<float>(9, 0.f));
+  Tensor e = ((2 < b).cast(dtypes::float32) + 1).exp();  // exp(1)
+  std::vector<float> got = (e.sum({1}, true) - e).tolist<float>();
+  for (float g : got) EXPECT_NEAR(g, 2 * std::exp(1.f), 1e-5f);
+}
+
 // Indices past the int32 range are out of range, not truncated to an in-range int32 value.
 TEST(ScheduleGather, Int64IndicesAreNotTruncated) {
   Tensor data = realized(Tensor({10.f, 20.f, 30.f, 40.f}));

@@ -5,11 +5,11 @@
 // CPU runs it as the outermost loop), a DEFINE_ACC's the ranges of its reduce (the accumulating ops
 // belong in that loop), and an ASSIGN gives its users its scope minus its own ranges (the result is
 // read after the loop). Emission is a walk in topological order: a node is emitted as soon as every
-// loop of its scope is open; an ASSIGN whose result fits the open loops opens its loop: first what the
-// loop body needs but does not vary in it, then the accumulators, the RANGEs (in dim order), the body,
-// and ENDRANGEs. Accumulators with the same ranges and outer scope share one loop (a register tile, or
-// reduces of one level: see lowerer.cpp), and so does a STORE of a value the loop computes (the
-// lowerer's Row reuse).
+// loop of its scope is open; an ASSIGN whose result, and the STOREs that must run in its loop, fit the
+// open loops opens its loop: first what the loop body needs but does not vary in it, then the
+// accumulators, the RANGEs (in dim order), the body, and ENDRANGEs. Accumulators with the same ranges
+// and outer scope share one loop (a register tile, or reduces of one level: see lowerer.cpp), and so
+// does a STORE of a value the loop computes (the lowerer's Row reuse).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -32,6 +32,9 @@ bool subset(const Scope& a, const Scope& b) { return std::includes(b.begin(), b.
 struct Linearizer {
   std::vector<UOpPtr> topo, out;
   std::unordered_map<const UOp*, Scope> scope, exported;
+  // where an ASSIGN's loop may open: its result's loops, and those of the STOREs that must run inside
+  // it (a Row reuse store varies in the reduce's ranges, which only this loop opens)
+  std::unordered_map<const UOp*, Scope> opens_in;
   std::unordered_map<const UOp*, size_t> order;  // position in topo
   std::unordered_set<const UOp*> emitted;  // in scope now (a loop's body leaves it when the loop ends)
   std::unordered_set<const UOp*> placed;   // emitted at least once
@@ -47,6 +50,19 @@ struct Linearizer {
       if (u->op == Ops::ASSIGN)
         for (size_t i = 1; i < u->src[0]->src.size(); i++) s.erase(u->src[0]->src[i].get());
       exported[u.get()] = s;
+    }
+    for (auto& a : topo) {
+      if (a->op != Ops::ASSIGN) continue;
+      Scope need = exported[a.get()], own;  // own: the reduce's ranges
+      for (size_t i = 1; i < a->src[0]->src.size(); i++) own.insert(a->src[0]->src[i].get());
+      for (auto& st : topo) {
+        if (st->op != Ops::STORE) continue;
+        const Scope& ss = scope[st.get()];
+        if (std::none_of(ss.begin(), ss.end(), [&](const UOp* x) { return own.count(x) > 0; })) continue;
+        for (const UOp* x : ss)
+          if (!own.count(x)) need.insert(x);
+      }
+      opens_in[a.get()] = std::move(need);
     }
   }
 
@@ -68,7 +84,7 @@ struct Linearizer {
       if (emitted.count(u.get()) || !pred(u)) continue;
       if (u->op == Ops::RANGE || u->op == Ops::SPECIAL || u->op == Ops::DEFINE_ACC || u->op == Ops::SINK) continue;
       if (u->op == Ops::ASSIGN) {
-        if (subset(exported.at(u.get()), open)) loop(u, open);
+        if (subset(opens_in.at(u.get()), open)) loop(u, open);
       } else if (subset(scope.at(u.get()), open)) {
         emit(u);
       }
