@@ -294,17 +294,17 @@ UOpPtr group_stores(B b) {
       run.push_back(next->second);
     }
     int64_t widest = ctx.ren.max_vector_bytes() / first->src[1]->dtype.itemsize();
-    for (size_t b = 0; b < run.size();) {
+    for (size_t k = 0; k < run.size();) {  // the run in vectors as wide as fit
       size_t w = 1;
-      while (static_cast<int64_t>(w * 2) <= widest && b + w * 2 <= run.size()) w *= 2;
+      while (static_cast<int64_t>(w * 2) <= widest && k + w * 2 <= run.size()) w *= 2;
       if (w > 1) {
         std::vector<UOpPtr> vals;
-        for (size_t l = 0; l < w; l++) vals.push_back(sink->src[run[b + l]]->src[1]), replaced[run[b + l]] = nullptr;
-        const UOpPtr& head = sink->src[run[b]];
+        for (size_t l = 0; l < w; l++) vals.push_back(sink->src[run[k + l]]->src[1]), replaced[run[k + l]] = nullptr;
+        const UOpPtr& head = sink->src[run[k]];
         DType vdt = vals[0]->dtype.vec(static_cast<int>(w));
-        replaced[run[b]] = UOp::make(Ops::STORE, dtypes::void_, {head->src[0], UOp::make(Ops::VECTORIZE, vdt, std::move(vals))}, head->arg);
+        replaced[run[k]] = UOp::make(Ops::STORE, dtypes::void_, {head->src[0], UOp::make(Ops::VECTORIZE, vdt, std::move(vals))}, head->arg);
       }
-      b += w;
+      k += w;
     }
   }
   if (replaced.empty()) return nullptr;
