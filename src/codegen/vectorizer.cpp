@@ -239,6 +239,7 @@ UOpPtr simplify_scalar(B b) {
 class OpenRanges {
  public:
   const std::set<const UOp*>& of(const UOpPtr& root) {
+    if (auto it = memo_.find(root.get()); it != memo_.end()) return it->second;  // no walk of a known graph
     for (const UOpPtr& u : root->toposort()) {
       if (memo_.count(u.get())) continue;
       std::set<const UOp*> s;
@@ -278,7 +279,8 @@ UOpPtr group_stores(B b) {
   OpenRanges open;
   auto loops = [&](const UOpPtr& st) {
     std::set<const UOp*> s = open.of(st->src[0]->src[1]);
-    s.insert(open.of(st->src[1]).begin(), open.of(st->src[1]).end());
+    const std::set<const UOp*>& of_value = open.of(st->src[1]);
+    s.insert(of_value.begin(), of_value.end());
     return s;
   };
   std::unordered_map<size_t, UOpPtr> replaced;  // position -> its run's vector store, or nullptr: in one
