@@ -1,7 +1,7 @@
 // The kernel optimizer: every OptOps action against the unoptimized kernel (NOOPT) on random shapes,
 // random valid action sequences on random ASTs, invalid actions rejected with tg::Error, and the default
-// heuristics' choices (register and channel tiles, blocks, vector lanes). Kernels with several reduces:
-// test_multi_reduce.cpp.
+// heuristics' choices (register tiles, blocks, vector lanes). Conv kernels' channel tiles:
+// test_conv_heuristics.cpp; kernels with several reduces: test_multi_reduce.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,87 +23,17 @@
 #include "engine/realize.h"
 #include "engine/schedule.h"
 #include "kernel_ast.h"
+#include "kernel_opts_util.h"
 #include "lazy/lazybuffer.h"
 #include "test_util.h"
 #include "tg/tg.h"
 
 using namespace tg;
+using namespace kernel_opts_test;
 using testing::HasSubstr;
 using testing::Not;
 
 namespace {
-
-// The kernel that computes `out` from realized inputs (none when no kernel is needed, e.g. a sum
-// over a size-1 axis is a reshape).
-std::optional<ScheduleItem> maybe_kernel_of(const Tensor& out) {
-  std::optional<ScheduleItem> k;
-  for (auto& si : create_schedule({out.lazydata()})) {
-    EXPECT_FALSE(si.is_kernel() && k) << "more than one kernel";
-    if (si.is_kernel()) k = si;
-  }
-  return k;
-}
-ScheduleItem kernel_of(const Tensor& out) {
-  auto k = maybe_kernel_of(out);
-  if (!k) throw std::runtime_error("no kernel");
-  return *k;
-}
-
-// a (m, k) @ b (k, n) as one kernel reading b's own rows (what matmul gives when the target's panels
-// do not apply: Tensor::matmul copies b into panels for large products)
-Tensor unpacked_matmul(const Tensor& a, const Tensor& b) {
-  int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  return (a.reshape({m, 1, k}) * b.transpose(0, 1).reshape({1, n, k})).sum({2});
-}
-
-// Runs the kernel of `si` with `opts` applied; the output as doubles.
-std::vector<double> run(const ScheduleItem& si, const std::vector<Opt>& opts) {
-  const std::string dev = si.outputs[0]->device;
-  Kernel k(si.ast, Device::get(dev).renderer());
-  for (const Opt& o : opts) k.apply_opt(o);
-  auto runner = compile_kernel(k, dev);
-  std::vector<Buffer*> bufs;
-  for (auto& b : si.bufs) {
-    if (!b->is_allocated()) b->allocate();
-    bufs.push_back(b.get());
-  }
-  std::vector<uint8_t> zero(bufs[0]->nbytes(), 0xAB);  // garbage first: a missed store shows
-  bufs[0]->copyin(zero.data());
-  runner->exec(bufs, {}, true);
-  std::vector<uint8_t> raw(bufs[0]->nbytes());
-  bufs[0]->copyout(raw.data());
-  std::vector<double> out(bufs[0]->size);
-  DType dt = bufs[0]->dtype;
-  for (size_t i = 0; i < out.size(); i++) {
-    const uint8_t* p = raw.data() + i * dt.itemsize();
-    if (dt == dtypes::float32) { float f; std::memcpy(&f, p, 4); out[i] = f; }
-    else if (dt == dtypes::float64) std::memcpy(&out[i], p, 8);
-    else if (dt == dtypes::int32) { int32_t v; std::memcpy(&v, p, 4); out[i] = v; }
-    else if (dt == dtypes::int64) { int64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); }
-    else if (dt == dtypes::uint8 || dt == dtypes::bool_) out[i] = p[0];
-    else if (dt == dtypes::float16) { uint16_t h; std::memcpy(&h, p, 2); out[i] = half_to_float(h); }
-    else ADD_FAILURE() << "dtype " << dt.name();
-  }
-  return out;
-}
-
-void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++) {
-    bool same = (std::isnan(got[i]) && std::isnan(want[i])) || got[i] == want[i] ||
-                std::fabs(got[i] - want[i]) <= 1e-4 + 1e-4 * std::fabs(want[i]);
-    ASSERT_TRUE(same) << what << ": element " << i << " is " << got[i] << ", want " << want[i];
-  }
-}
-
-Tensor rand_tensor(std::mt19937& rng, const Shape& shape, DType dt) {
-  std::uniform_int_distribution<int> d(-8, 8);
-  std::vector<float> v(static_cast<size_t>(prod(shape)));
-  for (auto& x : v) x = static_cast<float>(d(rng)) * 0.25f;
-  Tensor t = Tensor(v, shape).cast(dt);
-  t.realize();
-  return t;
-}
 
 // A random kernel: elementwise, broadcast, reductions, matmul, padding, max, of random sizes.
 Tensor random_expr(std::mt19937& rng, int kind) {
@@ -448,147 +378,6 @@ TEST(KernelOpts, MaskedVectorLoads) {
     EXPECT_THAT(src, HasSubstr(is_llvm_ir(src) ? "@llvm.masked.load.v16" + std::string(dt == dtypes::int32 ? "i32" : "f32")
                                                 : "tg_load_masked_" + dt.vec(16).name() + "(")) << src;
     expect_close(run(si, k.applied_opts()), run(si, {}), "masked vector load " + dt.name());
-  }
-}
-
-// A conv whose rows are a little short of whole vectors: the heuristics pad them, and unroll the
-// 3-wide window, so the padding masks are constants per lane.
-TEST(KernelOpts, ConvHeuristics) {
-  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
-  std::mt19937 rng(9);
-  // (6 output channels: conv2d packs no weights for a channel tile, whatever the target's vectors)
-  Tensor x = rand_tensor(rng, {2, 4, 14, 14}, dtypes::float32), w = rand_tensor(rng, {6, 4, 3, 3}, dtypes::float32);
-  ScheduleItem si = kernel_of(x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}));
-  Kernel k(si.ast, *ren);
-  k.hand_coded_optimizations();
-  std::string opts = opts_str(k.applied_opts());
-  EXPECT_THAT(opts, HasSubstr("PADTO("));
-  EXPECT_THAT(opts, HasSubstr("UNROLL("));
-  EXPECT_GE(k.vector_dim(), 0) << opts;
-  std::string src = compile_kernel(k, "CPU")->kernel.src;
-  // the image is read as (masked) vectors, never lane by lane (a gated load is a branch in LLVM IR); the
-  // weights, which do not vary along the padded row, are read unmasked
-  if (is_llvm_ir(src)) {
-    EXPECT_THAT(src, HasSubstr("@llvm.masked.load.v16f32"));
-    EXPECT_THAT(src, testing::Not(HasSubstr("label %load"))) << src;
-  } else {
-    EXPECT_THAT(src, HasSubstr("tg_load_masked_float32x16("));
-    EXPECT_THAT(src, testing::Not(HasSubstr("? *(data1+"))) << src;
-    EXPECT_FALSE(std::regex_search(src, std::regex(R"(\{val[0-9]+,[^}]*0\.0f\})"))) << "a weight broadcast with masked lanes:\n" << src;
-  }
-  expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
-}
-
-// A conv whose output rows are 20 wide would make 4-float vectors along them: conv2d packs the weights with
-// the output channels contiguous, and the heuristics tile by channels (16-float vectors of weights, the
-// image's columns as broadcast rows; each channel's 5 columns stored as 4 lanes and 1). (The weights
-// here are packed already, so the schedule is the conv alone.)
-TEST(KernelOpts, ChannelTileForNarrowConvRows) {
-  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
-  std::mt19937 rng(11);
-  Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
-  Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
-  ScheduleItem si = kernel_of(x.conv2d(w));
-  Kernel k(si.ast, *ren);
-  k.hand_coded_optimizations();
-  std::string opts = opts_str(k.applied_opts());
-  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 5)")) << opts;  // 2 vectors of channels x 5 columns
-  ASSERT_GE(k.vector_dim(), 0);
-  EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], 16);
-  std::string src = compile_kernel(k, "CPU")->kernel.src;
-  EXPECT_THAT(src, HasSubstr(is_llvm_ir(src) ? "load <16 x float>, ptr" : "*(const float32x16*)")) << src;  // the weights, as whole vectors
-  expect_close(run(si, k.applied_opts()), run(si, {}), "channel tile " + opts);
-}
-
-// With 8-wide output rows both the rows (contiguous in the output) and the channels (contiguous in the
-// packed weights) could be the vector lanes: the 16 channels are, as with 5-wide rows (8 columns as lanes
-// would need 32 accumulators of 8 floats, more than the registers: beautiful_mnist's 3x3 convs on 10x10
-// images ran at half speed).
-TEST(KernelOpts, ChannelTileLanesAreTheWiderDim) {
-  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
-  std::mt19937 rng(13);
-  Tensor x = rand_tensor(rng, {4, 32, 10, 10}, dtypes::float32);
-  Tensor w = rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
-  ScheduleItem si = kernel_of(x.conv2d(w));  // (4, 64, 8, 8)
-  Kernel k(si.ast, *ren);
-  k.hand_coded_optimizations();
-  std::string opts = opts_str(k.applied_opts());
-  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 8)")) << opts;
-  ASSERT_GE(k.vector_dim(), 0);
-  EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], 16) << opts;  // the channels (the columns are 8)
-  // The accumulators are 16 channels wide. The output's contiguous dim is the columns: a channel's 8
-  // columns (a lane of 8 accumulators) go out as one vector store, not lane by lane (256 scalar stores
-  // made LLVM take ~4x longer over the kernel).
-  std::map<int, int> accs, stores;  // lanes -> how many
-  for (const UOpPtr& u : k.linearize()) {
-    if (u->op == Ops::DEFINE_ACC) accs[u->dtype.count]++;
-    if (u->op == Ops::STORE) stores[u->src[1]->dtype.count]++;
-  }
-  EXPECT_EQ(accs, (std::map<int, int>{{16, 16}})) << opts;
-  EXPECT_EQ(stores, (std::map<int, int>{{8, 32}})) << opts;
-  std::string src = compile_kernel(k, "CPU")->kernel.src;
-  EXPECT_THAT(src, HasSubstr(is_llvm_ir(src) ? "store <8 x float>" : "float32x8")) << src;
-  expect_close(run(si, k.applied_opts()), run(si, {}), "channel tile " + opts);
-}
-
-// The weight gradient's shape (a conv of x by dy, batch and channels swapped): a long reduce over the
-// batch and the image, blocked so that each block of dy stays in the cache for every tile of outputs.
-TEST(KernelOpts, ChannelTileBlocksALongReduce) {
-  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
-  std::mt19937 rng(12);
-  Tensor x = rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32);
-  Tensor dy = rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
-  ScheduleItem si = kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
-  Kernel k(si.ast, *ren);
-  k.hand_coded_optimizations();
-  std::string opts = opts_str(k.applied_opts());
-  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16)")) << opts;
-  EXPECT_THAT(opts, HasSubstr("BLOCK(0, ")) << opts;
-  // The partial sums go out once per block, inside the block's loop: a channel's columns (the lanes of
-  // the column copies) still go out together, as 4 lanes and 1, there.
-  std::map<int, int> stores;  // lanes -> how many
-  for (const UOpPtr& u : k.linearize())
-    if (u->op == Ops::STORE) stores[u->src[1]->dtype.count]++;
-  EXPECT_EQ(stores, (std::map<int, int>{{1, 32}, {4, 32}})) << opts;
-  expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
-}
-
-// The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
-// the vectors are one register wide and the accumulators fill a quarter to a half of the registers (the
-// rest hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed).
-// beautiful_mnist's conv shapes (weights packed by channel) and a matmul.
-TEST(KernelOpts, TilesFitTheTargetsRegisters) {
-  std::mt19937 rng(14);
-  auto packed = [&](const Shape& s) { return rand_tensor(rng, {s[1], s[2], s[3], s[0]}, dtypes::float32).contiguous().realize().permute({3, 0, 1, 2}); };
-  struct Case { std::string what; Tensor out; };
-  std::vector<Case> cases = {
-      {"matmul", unpacked_matmul(rand_tensor(rng, {128, 256}, dtypes::float32), rand_tensor(rng, {256, 128}, dtypes::float32))},
-      {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
-      {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
-      {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(packed({64, 64, 3, 3}))},
-      {"weight gradient", rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32).conv2d(packed({32, 64, 20, 20}))},
-  };
-  for (auto& c : cases) {
-    ScheduleItem si = kernel_of(c.out);
-    std::vector<double> want = run(si, {});
-    for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {  // AVX-512, AVX2, NEON
-      auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
-      Kernel k(si.ast, *ren);
-      k.hand_coded_optimizations();
-      std::string what = c.what + ", " + std::to_string(unit.registers) + " registers of " + std::to_string(unit.bytes) + " bytes: " + opts_str(k.applied_opts());
-      int64_t acc_bytes = 4;
-      for (int d : k.dims_of(AxisType::UPCAST)) acc_bytes *= k.full_shape()[static_cast<size_t>(d)];
-      int64_t acc_registers = (acc_bytes + unit.bytes - 1) / unit.bytes;
-      EXPECT_LE(acc_registers, unit.registers / 2) << what;
-      EXPECT_GE(acc_registers, unit.registers / 4) << what;
-      ASSERT_GE(k.vector_dim(), 0) << what;
-      EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())] * 4, unit.bytes) << what;
-      // 24-wide rows are one vector and a remainder on AVX2: the lanes are the channels, 2 vectors of them
-      if (c.what == "5x5 conv, 24-wide rows" && unit.bytes == 32) {
-        EXPECT_THAT(what, HasSubstr("UPCAST(1, 8) UPCAST(1, 2) "));
-      }
-      expect_close(run(si, k.applied_opts()), want, what);
-    }
   }
 }
 

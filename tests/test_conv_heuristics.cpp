@@ -1,0 +1,161 @@
+// The kernel optimizer's heuristics on convolutions: padded rows, channel tiles (which dim the vector
+// lanes are, how the output goes out, blocks of a long reduce), and tiles that fit each target's
+// registers. Each kernel is also checked against the unoptimized one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "kernel_ast.h"
+#include "kernel_opts_util.h"
+#include "test_util.h"
+
+using namespace tg;
+using namespace kernel_opts_test;
+using testing::HasSubstr;
+using testing::Not;
+
+// A conv whose rows are a little short of whole vectors: the heuristics pad them, and unroll the
+// 3-wide window, so the padding masks are constants per lane.
+TEST(KernelOpts, ConvHeuristics) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
+  std::mt19937 rng(9);
+  // (6 output channels: conv2d packs no weights for a channel tile, whatever the target's vectors)
+  Tensor x = rand_tensor(rng, {2, 4, 14, 14}, dtypes::float32), w = rand_tensor(rng, {6, 4, 3, 3}, dtypes::float32);
+  ScheduleItem si = kernel_of(x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}));
+  Kernel k(si.ast, *ren);
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("PADTO("));
+  EXPECT_THAT(opts, HasSubstr("UNROLL("));
+  EXPECT_GE(k.vector_dim(), 0) << opts;
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  // the image is read as (masked) vectors, never lane by lane (a gated load is a branch in LLVM IR); the
+  // weights, which do not vary along the padded row, are read unmasked
+  if (is_llvm_ir(src)) {
+    EXPECT_THAT(src, HasSubstr("@llvm.masked.load.v16f32"));
+    EXPECT_THAT(src, testing::Not(HasSubstr("label %load"))) << src;
+  } else {
+    EXPECT_THAT(src, HasSubstr("tg_load_masked_float32x16("));
+    EXPECT_THAT(src, testing::Not(HasSubstr("? *(data1+"))) << src;
+    EXPECT_FALSE(std::regex_search(src, std::regex(R"(\{val[0-9]+,[^}]*0\.0f\})"))) << "a weight broadcast with masked lanes:\n" << src;
+  }
+  expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
+}
+
+// A conv whose output rows are 20 wide would make 4-float vectors along them: conv2d packs the weights with
+// the output channels contiguous, and the heuristics tile by channels (16-float vectors of weights, the
+// image's columns as broadcast rows; each channel's 5 columns stored as 4 lanes and 1). (The weights
+// here are packed already, so the schedule is the conv alone.)
+TEST(KernelOpts, ChannelTileForNarrowConvRows) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
+  std::mt19937 rng(11);
+  Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
+  Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  ScheduleItem si = kernel_of(x.conv2d(w));
+  Kernel k(si.ast, *ren);
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 5)")) << opts;  // 2 vectors of channels x 5 columns
+  ASSERT_GE(k.vector_dim(), 0);
+  EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], 16);
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  EXPECT_THAT(src, HasSubstr(is_llvm_ir(src) ? "load <16 x float>, ptr" : "*(const float32x16*)")) << src;  // the weights, as whole vectors
+  expect_close(run(si, k.applied_opts()), run(si, {}), "channel tile " + opts);
+}
+
+// With 8-wide output rows both the rows (contiguous in the output) and the channels (contiguous in the
+// packed weights) could be the vector lanes: the 16 channels are, as with 5-wide rows (8 columns as lanes
+// would need 32 accumulators of 8 floats, more than the registers: beautiful_mnist's 3x3 convs on 10x10
+// images ran at half speed).
+TEST(KernelOpts, ChannelTileLanesAreTheWiderDim) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
+  std::mt19937 rng(13);
+  Tensor x = rand_tensor(rng, {4, 32, 10, 10}, dtypes::float32);
+  Tensor w = rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  ScheduleItem si = kernel_of(x.conv2d(w));  // (4, 64, 8, 8)
+  Kernel k(si.ast, *ren);
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 8)")) << opts;
+  ASSERT_GE(k.vector_dim(), 0);
+  EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], 16) << opts;  // the channels (the columns are 8)
+  // The accumulators are 16 channels wide. The output's contiguous dim is the columns: a channel's 8
+  // columns (a lane of 8 accumulators) go out as one vector store, not lane by lane (256 scalar stores
+  // made LLVM take ~4x longer over the kernel).
+  std::map<int, int> accs, stores;  // lanes -> how many
+  for (const UOpPtr& u : k.linearize()) {
+    if (u->op == Ops::DEFINE_ACC) accs[u->dtype.count]++;
+    if (u->op == Ops::STORE) stores[u->src[1]->dtype.count]++;
+  }
+  EXPECT_EQ(accs, (std::map<int, int>{{16, 16}})) << opts;
+  EXPECT_EQ(stores, (std::map<int, int>{{8, 32}})) << opts;
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  EXPECT_THAT(src, HasSubstr(is_llvm_ir(src) ? "store <8 x float>" : "float32x8")) << src;
+  expect_close(run(si, k.applied_opts()), run(si, {}), "channel tile " + opts);
+}
+
+// The weight gradient's shape (a conv of x by dy, batch and channels swapped): a long reduce over the
+// batch and the image, blocked so that each block of dy stays in the cache for every tile of outputs.
+TEST(KernelOpts, ChannelTileBlocksALongReduce) {
+  auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
+  std::mt19937 rng(12);
+  Tensor x = rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32);
+  Tensor dy = rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  ScheduleItem si = kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
+  Kernel k(si.ast, *ren);
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16)")) << opts;
+  EXPECT_THAT(opts, HasSubstr("BLOCK(0, ")) << opts;
+  // The partial sums go out once per block, inside the block's loop: a channel's columns (the lanes of
+  // the column copies) still go out together, as 4 lanes and 1, there.
+  std::map<int, int> stores;  // lanes -> how many
+  for (const UOpPtr& u : k.linearize())
+    if (u->op == Ops::STORE) stores[u->src[1]->dtype.count]++;
+  EXPECT_EQ(stores, (std::map<int, int>{{1, 32}, {4, 32}})) << opts;
+  expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
+}
+
+// The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
+// the vectors are one register wide and the accumulators fill a quarter to a half of the registers (the
+// rest hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed).
+// beautiful_mnist's conv shapes (weights packed by channel) and a matmul.
+TEST(KernelOpts, TilesFitTheTargetsRegisters) {
+  std::mt19937 rng(14);
+  auto packed = [&](const Shape& s) { return rand_tensor(rng, {s[1], s[2], s[3], s[0]}, dtypes::float32).contiguous().realize().permute({3, 0, 1, 2}); };
+  struct Case { std::string what; Tensor out; };
+  std::vector<Case> cases = {
+      {"matmul", unpacked_matmul(rand_tensor(rng, {128, 256}, dtypes::float32), rand_tensor(rng, {256, 128}, dtypes::float32))},
+      {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
+      {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
+      {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(packed({64, 64, 3, 3}))},
+      {"weight gradient", rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32).conv2d(packed({32, 64, 20, 20}))},
+  };
+  for (auto& c : cases) {
+    ScheduleItem si = kernel_of(c.out);
+    std::vector<double> want = run(si, {});
+    for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {  // AVX-512, AVX2, NEON
+      auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string what = c.what + ", " + std::to_string(unit.registers) + " registers of " + std::to_string(unit.bytes) + " bytes: " + opts_str(k.applied_opts());
+      int64_t acc_bytes = 4;
+      for (int d : k.dims_of(AxisType::UPCAST)) acc_bytes *= k.full_shape()[static_cast<size_t>(d)];
+      int64_t acc_registers = (acc_bytes + unit.bytes - 1) / unit.bytes;
+      EXPECT_LE(acc_registers, unit.registers / 2) << what;
+      EXPECT_GE(acc_registers, unit.registers / 4) << what;
+      ASSERT_GE(k.vector_dim(), 0) << what;
+      EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())] * 4, unit.bytes) << what;
+      // 24-wide rows are one vector and a remainder on AVX2: the lanes are the channels, 2 vectors of them
+      if (c.what == "5x5 conv, 24-wide rows" && unit.bytes == 32) {
+        EXPECT_THAT(what, HasSubstr("UPCAST(1, 8) UPCAST(1, 2) "));
+      }
+      expect_close(run(si, k.applied_opts()), want, what);
+    }
+  }
+}
