@@ -153,3 +153,19 @@ TEST(ScheduleCache, HugeGraphsAreNotKept) {
   std::vector<float> xv = x.tolist<float>();
   for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], xv[i] * std::pow(1.0001, 5000), 1e-3);
 }
+
+// Another thread's contiguous() may force a buffer of a graph to realize while this one schedules it:
+// the key made before no longer describes the graph, and create_schedule schedules it again.
+TEST(ScheduleCache, AKeyIsStaleOnceAnotherBufferOfItsGraphIsForced) {
+  Tensor x = input(4, 6, 0.3f);
+  Tensor s = (x * 2.f).sum({1});
+  Tensor r = (s + 1.f).sum();
+  ScheduleKey key = schedule_key({r.lazydata()});
+  ASSERT_FALSE(key.words.empty());
+  EXPECT_TRUE(key_is_current(key));
+  Tensor sc = s.contiguous();  // a whole buffer already: the hint is set on s, no new node
+  EXPECT_EQ(sc.lazydata(), s.lazydata());
+  EXPECT_FALSE(key_is_current(key));
+  EXPECT_TRUE(key_is_current(schedule_key({r.lazydata()})));
+  EXPECT_NE(schedule_key({r.lazydata()}).words, key.words);
+}

@@ -314,16 +314,24 @@ void check_hit(const std::vector<ScheduleItem>& hit, const std::vector<ScheduleI
 std::vector<ScheduleItem> create_schedule(const std::vector<LBPtr>& outs) {
   GlobalCounters::schedules++;
   double t0 = now_s();
-  ScheduleKey key = SCHEDULE_CACHE ? schedule_key(outs) : ScheduleKey{};
-  std::optional<std::vector<ScheduleItem>> hit = cached_schedule(key);
+  std::optional<std::vector<ScheduleItem>> hit;
   std::vector<ScheduleItem> schedule;
-  if (hit) {
-    GlobalCounters::schedule_hits++;
-    schedule = std::move(*hit);
-    if (SCHEDULE_CACHE >= 2) check_hit(schedule, build_schedule(outs));
-  } else {
-    schedule = build_schedule(outs);
-    cache_schedule(key, schedule);
+  for (;;) {
+    ScheduleKey key = SCHEDULE_CACHE ? schedule_key(outs) : ScheduleKey{};
+    hit = cached_schedule(key);
+    std::vector<ScheduleItem> fresh = !hit || SCHEDULE_CACHE >= 2 ? build_schedule(outs) : std::vector<ScheduleItem>{};
+    // another thread forced a buffer of this graph to realize after the key was made: the fresh schedule
+    // (and the check) may have seen the new hint, so schedule the graph as it is now
+    if (!key_is_current(key)) continue;
+    if (hit) {
+      GlobalCounters::schedule_hits++;
+      schedule = std::move(*hit);
+      if (SCHEDULE_CACHE >= 2) check_hit(schedule, fresh);
+    } else {
+      schedule = std::move(fresh);
+      cache_schedule(key, schedule);
+    }
+    break;
   }
   if (DEBUG >= 1) {
     size_t kernels = 0;

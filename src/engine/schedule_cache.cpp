@@ -95,10 +95,10 @@ const Entry* find(const Cache& c, const ScheduleKey& k) {
 
 // One LazyBuffer's record. The first word packs the flags and counts: a word per fact would only make
 // the key longer.
-void write_record(ScheduleKey& k, const LazyBuffer& x, int64_t buffer, size_t n_sources, const std::string*& last_device) {
+void write_record(ScheduleKey& k, const LazyBuffer& x, bool forced, int64_t buffer, size_t n_sources, const std::string*& last_device) {
   bool has_arg = !std::holds_alternative<std::monostate>(x.arg), new_device = !last_device || *last_device != x.device;
   k.words.push_back(static_cast<uint64_t>(x.op) | uint64_t{x.is_view()} << 8 | uint64_t{x.realized()} << 9 |
-                    uint64_t{x.forced_realize.load()} << 10 | uint64_t{has_arg} << 11 | uint64_t{new_device} << 12 |
+                    uint64_t{forced} << 10 | uint64_t{has_arg} << 11 | uint64_t{new_device} << 12 |
                     static_cast<uint64_t>(x.dtype.scalar) << 16 | uint64_t{x.dtype.count} << 24 | uint64_t{x.dtype.ptr} << 32 |
                     static_cast<uint64_t>(n_sources) << 40);
   k.words.push_back(static_cast<uint64_t>(buffer));
@@ -149,7 +149,9 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
       if (k.nodes.size() == kMaxKeyNodes) return {};
       int64_t buf = -1;
       if (!x->is_view() && x->buffer) buf = buffers.emplace(x->buffer.get(), static_cast<int64_t>(buffers.size()));
-      write_record(k, *x, buf, n, last_device);
+      bool forced = x->forced_realize;  // read once: another thread may set it meanwhile
+      write_record(k, *x, forced, buf, n, last_device);
+      k.forced += forced;
       for (size_t j = 0; j < n; j++) k.words.push_back(static_cast<uint64_t>(*index.find(source(x, j))));
       index.emplace(x, static_cast<int64_t>(k.nodes.size()));
       k.nodes.push_back(x);
@@ -164,6 +166,12 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   for (const Arg* a : k.args) h = hash_combine(h, arg_hash(*a));
   k.hash = h;
   return k;
+}
+
+bool key_is_current(const ScheduleKey& k) {
+  size_t forced = 0;
+  for (const LazyBuffer* x : k.nodes) forced += x->forced_realize;
+  return forced == k.forced;
 }
 
 std::optional<std::vector<ScheduleItem>> cached_schedule(const ScheduleKey& k) {

@@ -31,8 +31,13 @@ struct ScheduleKey {
   std::vector<const Arg*> args;     // the args of the nodes that have one, compared with arg_equal
   uint64_t hash = 0;                // of words and args
   std::vector<LazyBuffer*> nodes;
+  size_t forced = 0;                // nodes forced to realize when the key was made
 };
 ScheduleKey schedule_key(const std::vector<LBPtr>& outs);
+// Whether k still describes its graph. The one thing of a graph that changes outside the realize lock
+// is a forced-realize hint (another thread's contiguous() sets it; nothing clears it), so a key stays
+// current while no more of its nodes are forced than when it was made.
+bool key_is_current(const ScheduleKey& k);
 
 // The cached schedule for `k`'s structure, over k's LazyBuffers and Buffers; nullopt on a miss.
 std::optional<std::vector<ScheduleItem>> cached_schedule(const ScheduleKey& k);
