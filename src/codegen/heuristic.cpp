@@ -1,7 +1,7 @@
 // The default optimizations (tinygrad's hand_coded_optimizations, for a CPU with vector registers):
 //  - when the output's contiguous dim makes short vectors, a reduce whose loads broadcast gets a channel
 //    tile instead: lanes along a dim a load has contiguous (a conv's packed weights), rows along one that
-//    load broadcasts;
+//    load broadcasts (and along a second such dim when the first is short);
 //  - a reduce with a load that broadcasts along the output's contiguous dim and varies along the reduce
 //    (A in A·B, a conv's image across its output channels) gets a register tile: that output dim
 //    becomes vector lanes (twice, when it divides), an output dim along which the vector-loaded operand
@@ -157,6 +157,18 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       if (vectors == 2) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
       int64_t rows = rows_for(vectors);
       if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
+      // a short row dim (a weight gradient's 3 kernel columns) leaves accumulators free: rows along a
+      // second dim the vector load broadcasts (its input channels), the one that fills the most
+      int64_t room = std::min(max_accumulators / (vectors * rows), kMaxValues / (lanes * vectors * u * rows));
+      int row2 = -1;
+      int64_t rows2 = 1;
+      for (int d : globals) {
+        if (d == lane_dim || d == row || stride(i, d) != std::optional<int64_t>{0}) continue;
+        bool unmasked = true;
+        loads([&](size_t j) { unmasked &= stride(j, d).has_value(); });
+        if (int64_t r = divisor(full[d], room); unmasked && r > rows2) row2 = d, rows2 = r;
+      }
+      if (row2 >= 0) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row2), rows2});
       if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
       // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes
       int outer = reduces.front();
