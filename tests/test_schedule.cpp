@@ -22,6 +22,7 @@
 
 using namespace tg;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -337,6 +338,46 @@ TEST(ScheduleFusion, MatmulReluIsOneKernel) {
       for (int k = 0; k < 4; k++) acc += static_cast<double>(ha[i * 4 + k]) * hb[k * 5 + j];
       EXPECT_NEAR(v[i * 5 + j], std::max(acc, 0.0), 1e-5) << i << "," << j;
     }
+}
+
+// An elementwise value of many ops (rand's threefry, ~240) read by two kernels of different loops (a
+// transposed copy, a row sum) is computed once, in a kernel of its own: each reader would run, and
+// compile, all of it again. A value of a few ops is still computed in each reader, as is everything
+// with FUSE=0 (tinygrad's kernels). Values: the same seed's rand realized first, and loops over it.
+TEST(ScheduleFusion, AValueOfManyOpsReadByTwoKernelsIsComputedOnce) {
+  auto graph = [](bool big) {
+    Tensor::manual_seed(3);
+    Tensor r = big ? Tensor::rand({64, 48}) : Tensor::rand({64, 48}).realize() * 2.f + 1.f;
+    return std::pair{r.transpose(0, 1).contiguous(), r.sum({1})};
+  };
+  auto kernels_and_reasons = [](const Tensor& a, const Tensor& b) {
+    std::string reasons;
+    size_t n = 0;
+    for (const ScheduleItem& si : create_schedule({a.lazydata(), b.lazydata()}))
+      if (si.is_kernel()) n++, reasons += si.fusion + "\n";
+    return std::pair{n, reasons};
+  };
+  auto [t, s] = graph(true);
+  auto [n, reasons] = kernels_and_reasons(t, s);
+  EXPECT_EQ(n, 3u) << reasons;
+  EXPECT_THAT(reasons, HasSubstr("computed by 2 kernels otherwise, more than 64 ops each"));
+  Tensor::corealize({t, s});
+  Tensor::manual_seed(3);
+  std::vector<float> r = Tensor::rand({64, 48}).tolist<float>(), tv = t.tolist<float>(), sv = s.tolist<float>();
+  for (int64_t i = 0; i < 64; i++) {
+    double sum = 0;
+    for (int64_t j = 0; j < 48; j++) {
+      float x = r[static_cast<size_t>(i * 48 + j)];
+      sum += x;
+      ASSERT_EQ(tv[static_cast<size_t>(j * 64 + i)], x) << i << "," << j;
+    }
+    ASSERT_NEAR(sv[static_cast<size_t>(i)], sum, 1e-4) << i;
+  }
+  auto [ts, ss] = graph(false);
+  EXPECT_EQ(kernels_and_reasons(ts, ss).first, 2u) << kernels_and_reasons(ts, ss).second;
+  Context tinygrad{{"FUSE", 0}};
+  auto [t0, s0] = graph(true);
+  EXPECT_THAT(kernels_and_reasons(t0, s0).second, Not(HasSubstr("more than 64 ops")));
 }
 
 // ---- 4. realized buffers are not scheduled again -----------------------------------------------------

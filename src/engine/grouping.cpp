@@ -27,6 +27,11 @@ constexpr int kMaxKernelDepth = 500;
 constexpr size_t kMaxOutputs = 8;
 constexpr int64_t kMaxMergedOps = 400;
 
+// The most ops of an elementwise value that several kernels each compute again rather than read (a
+// random init's ~240 threefry ops, read by a parameter's kernel and by a conv's weight packing, would
+// be run, and compiled, in each).
+constexpr int kMaxRecomputedOps = 64;
+
 // Whether `st` (an index in r's input shape -> r's result) reads the reduce r back over the rows it
 // reduced: its result broadcast along the reduced axes and nothing else. Such a reduce runs in its
 // reader's kernel (the kernel loops over the row once per reduce, then once to store), unless FUSE=0
@@ -177,8 +182,8 @@ class Grouper {
   void decide_realizes() {
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       LazyBuffer* b = *it;
-      if (!g_.realizes.count(b) && b->op == Ops::REDUCE_AXIS) {
-        std::string why = reduce_unfusable(b);
+      if (!g_.realizes.count(b)) {
+        std::string why = b->op == Ops::REDUCE_AXIS ? reduce_unfusable(b) : recomputed(b);
         if (!why.empty()) g_.realizes.emplace(b, std::move(why));
       }
       if (g_.realizes.count(b)) {
@@ -346,6 +351,32 @@ class Grouper {
     }
     if (kernels.size() > 1) return "computed by " + std::to_string(kernels.size()) + " kernels otherwise";
     return "";
+  }
+
+  // Why the elementwise value b is computed once rather than in each kernel that reads it ("" when
+  // it is not): more than kMaxRecomputedOps ops (b and the unrealized elementwise ops under it), read
+  // by several kernels.
+  std::string recomputed(LazyBuffer* b) {
+    auto it = reads_.find(b);
+    if (!FUSE || it == reads_.end()) return "";
+    std::unordered_set<size_t> kernels;
+    for (const Read& rd : it->second) kernels.insert(rd.node);
+    if (kernels.size() < 2) return "";
+    int ops = 0;
+    LBSet seen{b};
+    std::vector<LazyBuffer*> todo{b};
+    while (!todo.empty() && ops <= kMaxRecomputedOps) {
+      LazyBuffer* x = todo.back();
+      todo.pop_back();
+      ops += is_alu(x->op);
+      if (!is_alu(x->op) && op_group(x->op) != OpGroup::Cast) continue;  // a reduce or buffer op: its own ops are not b's
+      for (auto& src : x->srcs) {
+        LazyBuffer* s = src->base();
+        if (!s->realized() && !g_.realizes.count(s) && s->op != Ops::REDUCE_AXIS && seen.insert(s).second) todo.push_back(s);
+      }
+    }
+    if (ops <= kMaxRecomputedOps) return "";
+    return "computed by " + std::to_string(kernels.size()) + " kernels otherwise, more than 64 ops each";
   }
 
   // The kernel's loops in the output's shape, or a fused reduce's shape when that reduce feeds the
