@@ -24,6 +24,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "codegen/kernel.h"
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "lazy/lazybuffer.h"
 #include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "runtime/ops_cpu.h"
@@ -416,6 +420,43 @@ TEST(DtypeIntSemantics, DivModShiftsEveryIntDtypeKernelAndFolding) {
   check_int_semantics<uint32_t>();
   check_int_semantics<int64_t>();
   check_int_semantics<uint64_t>();
+}
+
+namespace {
+
+// Shifts by loaded counts (in range or not) and bitwise ops over every pair of edge values, through
+// the scheduler and the heuristics: an elementwise kernel of whole vectors, whose shifts and bitwise
+// ops are vector ops where the renderer has them (LLVM IR: all five; C: the bitwise ones). The vector
+// forms must keep the scalar semantics, lane by lane.
+template <class T> void check_vector_int_ops() {
+  std::vector<T> vals = edge_values<T>(), a, b;
+  for (T x : vals)
+    for (T y : vals) { a.push_back(x); b.push_back(y); }
+  for (size_t i = 0; a.size() % 64 != 0; i++) a.push_back(a[i]), b.push_back(b[i]);  // whole vectors
+  Tensor ta = Tensor(a, {static_cast<int64_t>(a.size())}).realize(), tb = Tensor(b, {static_cast<int64_t>(b.size())}).realize();
+  for (Ops op : {Ops::SHL, Ops::SHR, Ops::XOR, Ops::OR, Ops::AND}) {
+    Tensor r(ta.lazydata()->e(op, {tb.lazydata()}));
+    std::string src;
+    for (const ScheduleItem& si : create_schedule({r.lazydata()}))
+      if (si.is_kernel()) src = get_runner("CPU", si.ast)->kernel.src;
+    std::vector<T> got = r.tolist<T>();
+    for (size_t i = 0; i < a.size(); i++) {
+      T want = op == Ops::XOR ? T(a[i] ^ b[i]) : op == Ops::OR ? T(a[i] | b[i]) : op == Ops::AND ? T(a[i] & b[i]) : spec(op, a[i], b[i]);
+      ASSERT_EQ(+got[i], +want) << dtype_of<T>().name() << " " << +a[i] << " " << op_name(op) << " " << +b[i] << "\n" << src;
+    }
+    if (is_llvm_ir(src)) {
+      std::string ir = op == Ops::SHL ? "shl" : op == Ops::SHR ? (std::is_signed_v<T> ? "ashr" : "lshr") : op == Ops::XOR ? "xor" : op == Ops::OR ? "or" : "and";
+      EXPECT_TRUE(std::regex_search(src, std::regex(ir + " <[0-9]+ x i" + std::to_string(sizeof(T) * 8) + ">"))) << src;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(DtypeIntSemantics, VectorShiftsAndBitwiseOpsKeepTheScalarSemantics) {
+  check_vector_int_ops<int32_t>();
+  check_vector_int_ops<uint32_t>();
+  check_vector_int_ops<int64_t>();
 }
 
 TEST(DtypeIntSemantics, DivisionByAPositiveConstantIsPlain) {

@@ -36,6 +36,9 @@ std::string vector_alu_expr(const UOp& u, RenderCtx& r) {
     case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
     case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
     case Ops::NEG: return "(-(" + s(0) + "))";
+    case Ops::XOR: return "(" + s(0) + "^" + s(1) + ")";
+    case Ops::OR: return "(" + s(0) + "|" + s(1) + ")";
+    case Ops::AND: return "(" + s(0) + "&" + s(1) + ")";
     case Ops::RECIP: return "(" + float_literal(1.0, dt.base()) + "/" + s(0) + ")";
     case Ops::EXP2: return "tg_exp2_" + dt.name() + "(" + s(0) + ")";
     case Ops::MULACC: return dt.is_float() ? "tg_fma_" + dt.name() + "(" + s(0) + "," + s(1) + "," + s(2) + ")" : "(" + s(0) + "*" + s(1) + "+" + s(2) + ")";
@@ -270,6 +273,7 @@ bool cpu_vector_alu(Ops op, DType d) {
   if (d.is_bool() || d.scalar == Scalar::Float16) return false;
   if (op == Ops::RECIP) return d.is_float();
   if (op == Ops::EXP2) return d.scalar == Scalar::Float32;
+  if (op == Ops::XOR || op == Ops::OR || op == Ops::AND) return d.is_int();  // threefry's random bits
   return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;
 }
 

@@ -177,17 +177,23 @@ std::string divmod(LLVMCtx& c, const UOp& u, std::string a, std::string b) {
 // negative signed value), as exec_alu folds them.
 std::string shift(LLVMCtx& c, const UOp& u, const std::string& a, const std::string& b) {
   DType dt = u.dtype;
-  std::string t = type(dt);
+  std::string t = type(dt), mask_t = dt.count > 1 ? "<" + std::to_string(dt.count) + " x i1>" : "i1";
   int bits = dt.itemsize() * 8;
   const UOp& n = *u.src[1];
+  // the count's bounds: a vector's are its lanes' (a rotate's constant counts, broadcast)
+  int64_t lo = n.vmin, hi = n.vmax;
+  if (n.op == Ops::VECTORIZE) {
+    lo = n.src[0]->vmin, hi = n.src[0]->vmax;
+    for (auto& l : n.src) lo = std::min(lo, l->vmin), hi = std::max(hi, l->vmax);
+  }
   const char* op = u.op == Ops::SHL ? "shl" : dt.is_unsigned() ? "lshr" : "ashr";
-  if (n.vmin >= 0 && n.vmax < bits) return c.emit(std::string(op) + " " + t + " " + a + ", " + b);
-  std::string beyond = u.op == Ops::SHL || dt.is_unsigned() ? "0" : c.emit("ashr " + t + " " + a + ", " + std::to_string(bits - 1));
+  if (lo >= 0 && hi < bits) return c.emit(std::string(op) + " " + t + " " + a + ", " + b);
+  std::string beyond = u.op == Ops::SHL || dt.is_unsigned() ? zero(dt) : c.emit("ashr " + t + " " + a + ", " + splat(dt, std::to_string(bits - 1)));
   if (n.op == Ops::CONST) return beyond;
-  std::string in_range = c.emit("icmp ult " + t + " " + b + ", " + std::to_string(bits));
-  std::string safe = c.emit("select i1 " + in_range + ", " + t + " " + b + ", " + t + " 0");
+  std::string in_range = c.emit("icmp ult " + t + " " + b + ", " + splat(dt, std::to_string(bits)));
+  std::string safe = c.emit("select " + mask_t + " " + in_range + ", " + t + " " + b + ", " + t + " " + zero(dt));
   std::string r = c.emit(std::string(op) + " " + t + " " + a + ", " + safe);
-  return c.emit("select i1 " + in_range + ", " + t + " " + r + ", " + t + " " + beyond);
+  return c.emit("select " + mask_t + " " + in_range + ", " + t + " " + r + ", " + t + " " + beyond);
 }
 
 // float -> integer as exec_alu (and the C's tg_f2i / tg_f2u): in double, truncated, NaN is 0, saturated
@@ -521,10 +527,14 @@ const RenderRules& llvm_rules() {
            for (size_t i = 0; i < u.src.size(); i++) lit += (i ? ", " : "") + st + " " + c.val(u.src[i]);
            return lit + ">";
          }
+         if (std::all_of(u.src.begin(), u.src.end(), [&](const UOpPtr& s) { return s == u.src[0]; })) {  // a broadcast: LLVM's splat
+           std::string one = c.emit("insertelement " + t + " poison, " + st + " " + c.val(u.src[0]) + ", i32 0");
+           return c.emit("shufflevector " + t + " " + one + ", " + t + " poison, <" + std::to_string(u.src.size()) + " x i32> zeroinitializer");
+         }
          std::string v = "poison";
          for (size_t i = 0; i < u.src.size(); i++) v = c.emit("insertelement " + t + " " + v + ", " + st + " " + c.val(u.src[i]) + ", i32 " + std::to_string(i));
          return v;
-       }, "VECTORIZE: insertelements"},
+       }, "VECTORIZE: insertelements (a broadcast: a splat)"},
       {UPat::op(Ops::GEP), [](B b) -> Text {
          auto& c = ctx(b);
          const UOp& u = *b["root"];
@@ -543,7 +553,10 @@ class LLVMRenderer final : public Renderer {
   int global_max_dims() const override { return 1; }
   int max_vector_bytes() const override { return 64; }
   VectorUnit vector_unit() const override { return f_.vector; }
-  bool vector_alu(Ops op, DType d) const override { return cpu_vector_alu(op, d); }
+  // the C's vector ops, and shifts (the C's need a cast of each lane's type)
+  bool vector_alu(Ops op, DType d) const override {
+    return cpu_vector_alu(op, d) || ((op == Ops::SHL || op == Ops::SHR) && d.is_int());
+  }
   int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, f_.vector); }
 
   RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
