@@ -751,6 +751,21 @@ TEST(ScheduleReduce, AxesKeepdimNegative) {
   }
 }
 
+// A float sum starts from +0 (torch, NumPy): a sum of -0s is +0, whether the kernel loops over the row
+// or unrolls it whole (fuzz seed 1549676: the unrolled fold of four -0s gave -0, and x / (x - mean)
+// +inf where NumPy has -inf).
+TEST(ScheduleReduce, ASumOfNegativeZerosIsPositiveZero) {
+  for (int64_t n : {2, 4, 16, 100, 4096}) {  // (over one element a sum is a view of it: -0 stays -0)
+    Tensor z = Tensor::full({2, n}, -0.0, dtypes::float32).contiguous().realize();
+    for (const Tensor& r : {z.sum({1}), z.mean({1}), z.sum(), (Tensor::ones({2, n}) / (z - z.mean({1}, true))).max({1})}) {
+      for (float v : r.tolist<float>()) {
+        if (std::isinf(v)) EXPECT_EQ(v, -INFINITY) << n;  // 1 / (-0 - +0)
+        else EXPECT_FALSE(std::signbit(v)) << n << ": " << v;
+      }
+    }
+  }
+}
+
 TEST(ScheduleReduce, IntegerReductionsWithAxes) {
   // arange(24) as (2,3,4): exact integer references
   Tensor x = Tensor::arange(24).reshape({2, 3, 4});

@@ -5,7 +5,7 @@
 // products accumulates with MULACC (an fma where the device has one). Other values fold in pairs first,
 // so the accumulator's loop-carried chain is one op per iteration however far the reduce is unrolled
 // (a max's compare-and-select is several cycles deep). A REDUCE without ranges (every index unrolled) is
-// just its values folded.
+// just its values folded (a float sum's then added to +0).
 #include <algorithm>
 
 #include "codegen/passes.h"
@@ -25,9 +25,14 @@ UOpPtr reduce_to_assign(const Bindings& b) {
   std::vector<UOpPtr> vals(u->src.begin(), u->src.begin() + n), ranges(u->src.begin() + n, u->src.end());
   DType dt = u->dtype, base = dt.base();
   TG_ASSERT(n > 0, "a REDUCE without values");
-  if (ranges.empty()) return fold_pairwise(op, std::move(vals));
   UOpPtr identity = op == Ops::ADD ? UOp::cnst(base, 0) : UOp::cnst(base, base.is_bool() ? 0 : base.min());
   if (dt.count > 1) identity = UOp::make(Ops::VECTORIZE, dt, std::vector<UOpPtr>(dt.count, identity));
+  if (ranges.empty()) {
+    // a float sum starts from +0, as an accumulator (and torch, NumPy) does: a sum of -0s is +0, which
+    // the values folded alone would leave -0 (fuzz seed 1549676: x / (x - x.mean()) gave inf for -inf)
+    UOpPtr folded = fold_pairwise(op, std::move(vals));
+    return op == Ops::ADD && base.is_float() ? folded->alu(Ops::ADD, identity) : folded;
+  }
   std::vector<UOpPtr> acc_src{identity};
   acc_src.insert(acc_src.end(), ranges.begin(), ranges.end());
   UOpPtr acc = UOp::make(Ops::DEFINE_ACC, dt, std::move(acc_src), b.ctx<AccCtx>().accs++);
