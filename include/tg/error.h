@@ -27,12 +27,15 @@ struct JitError : Error { using Error::Error; };      // a TinyJit cannot captur
 struct KernelOptError : Error { using Error::Error; };
 
 namespace detail {
-template <class T> void put(std::ostringstream& os, const T& v) { os << v; }
-template <class T> void put(std::ostringstream& os, const std::vector<T>& v) {
+// A sequence written as a Python tuple, as tinygrad's and torch's messages show shapes: (2,3), (4,), ().
+template <class R> void put_tuple(std::ostream& os, const R& r) {
   os << '(';
-  for (size_t i = 0; i < v.size(); i++) os << (i ? "," : "") << v[i];
-  os << (v.size() == 1 ? ",)" : ")");
+  size_t n = 0;
+  for (const auto& x : r) os << (n++ ? "," : "") << x;
+  os << (n == 1 ? ",)" : ")");
 }
+template <class T> void put(std::ostringstream& os, const T& v) { os << v; }
+template <class T> void put(std::ostringstream& os, const std::vector<T>& v) { put_tuple(os, v); }
 template <class... A> std::string cat(const A&... a) {
   std::ostringstream os;
   (put(os, a), ...);

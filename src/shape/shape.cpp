@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tg/error.h"
+
 namespace tg {
 
 int64_t& Shape::at(size_t i) {
@@ -29,9 +31,8 @@ void Shape::grow(size_t n) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Shape& s) {
-  os << '(';
-  for (size_t i = 0; i < s.size(); i++) os << (i ? "," : "") << s[i];
-  return os << (s.size() == 1 ? ",)" : ")");
+  detail::put_tuple(os, s);
+  return os;
 }
 
 }  // namespace tg
