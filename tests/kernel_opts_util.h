@@ -93,4 +93,8 @@ inline Tensor rand_tensor(std::mt19937& rng, const Shape& shape, DType dt) {
   return t;
 }
 
+// A conv's weights (Cout, C, *kernel) held with the output channels contiguous, as conv2d packs them
+// for a channel tile: the conv's schedule is then the conv alone.
+inline Tensor packed_by_channel(const Tensor& w) { return w.permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2}); }
+
 }  // namespace kernel_opts_test

@@ -55,7 +55,7 @@ TEST(KernelOpts, ChannelTileForNarrowConvRows) {
   auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(11);
   Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
-  Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  Tensor w = packed_by_channel(rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32));
   ScheduleItem si = kernel_of(x.conv2d(w));
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
@@ -76,7 +76,7 @@ TEST(KernelOpts, ChannelTileLanesAreTheWiderDim) {
   auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(13);
   Tensor x = rand_tensor(rng, {4, 32, 10, 10}, dtypes::float32);
-  Tensor w = rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  Tensor w = packed_by_channel(rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32));
   ScheduleItem si = kernel_of(x.conv2d(w));  // (4, 64, 8, 8)
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
@@ -105,7 +105,7 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(12);
   Tensor x = rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32);
-  Tensor dy = rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32).permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2});
+  Tensor dy = packed_by_channel(rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32));
   ScheduleItem si = kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
