@@ -149,6 +149,32 @@ TEST(Symbolic, DivModReduceCoefficients) {
   EXPECT_NE(render_expr(simplify(wide->mod(30))).find("%30"), std::string::npos);
 }
 
+// A max pool's window read back over its input: the pooled row (y*20 + x*4 + lane) // 40 of a 20-wide
+// row upcast by 4 is y // 2, by the coefficients' common factor (4) and then y's (5, the rest x < 5);
+// no division by 40 is left in the kernel. Where the rest can reach the factor the op stays, and every
+// result keeps its value (brute force).
+TEST(Symbolic, DivModByAFactorOfTheDivisor) {
+  auto y = loop_range(0, 20), x = loop_range(1, 5), x6 = loop_range(2, 6);
+  for (int64_t lane = 0; lane < 4; lane++) {
+    auto row = y->mul(20)->add(x->mul(4))->add(lane);
+    EXPECT_EQ(render_expr(simplify(row->idiv(40))), "(ridx0/2)") << lane;
+    EXPECT_EQ(render_expr(simplify(row->idiv(2)->mod(10))), render_expr(simplify(x->mul(2)->add(lane / 2)))) << lane;
+  }
+  EXPECT_EQ(simplify(y->mul(5)->add(x)->idiv(10)), simplify(y->idiv(2)));
+  std::vector<UOpPtr> exprs;
+  for (const UOpPtr& row : {y->mul(20)->add(x->mul(4))->add(3), y->mul(5)->add(x), y->mul(5)->add(x6), y->mul(6)->add(x->mul(2))->add(1)})
+    for (int64_t d : {2, 4, 10, 12, 40}) exprs.insert(exprs.end(), {row->idiv(d), row->mod(d)});
+  for (const UOpPtr& e : exprs) {
+    UOpPtr s = simplify(e);
+    for (int64_t a = 0; a < 20; a++)
+      for (int64_t b = 0; b < 6; b++) {
+        std::map<const UOp*, int64_t> env{{y.get(), a}, {x.get(), std::min<int64_t>(b, 4)}, {x6.get(), b}};
+        ASSERT_EQ(eval(e, env), eval(s, env)) << render_expr(e) << " -> " << render_expr(s);
+      }
+  }
+  EXPECT_NE(render_expr(simplify(y->mul(5)->add(x6)->idiv(10))).find("/10"), std::string::npos);  // x6 reaches 5
+}
+
 TEST(Symbolic, ConstantFoldingUsesCSemantics) {
   auto c = [](int64_t v, DType d = dtypes::int32) { return UOp::cnst_int(d, v); };
   EXPECT_EQ(simplify(c(-7)->alu(Ops::IDIV, c(2)))->const_int(), -3);  // C truncates toward zero

@@ -1,6 +1,7 @@
 // The symbolic rules: constant folding, algebraic identities, and the index algebra that turns the
 // expressions ShapeTracker builds ((i*4+j)//4 ...) into the simple ones a kernel should compute.
 #include <algorithm>
+#include <numeric>
 
 #include "uop/exec_alu.h"
 #include "uop/rewrite.h"
@@ -67,6 +68,32 @@ bool exact_sum(const UOpPtr& x) {
   return exact_sum(x->src[0]) && (mul || exact_sum(x->src[1]));
 }
 
+// (sum) // d and (sum) % d where no coefficient reaches d, by a factor k of d that the sum divides
+// into: a factor of every coefficient (g*s + r with 0 <= r < g: (y*20 + x*4 + 3) // 40 = (y*5 + x) // 10)
+// or one term's coefficient with the rest of the sum in [0, k) (k*t + rest: (y*5 + x) // 10 = y // 2
+// for x < 5). Index math of a view over split dims (a max pool's window read back over its input
+// rows) then has no division left.
+UOpPtr fold_divmod_by_factor(DType dt, const Linear& lin, int64_t d, bool is_mod) {
+  int64_t g = d;
+  for (auto& [t, k] : lin.terms) g = std::gcd(g, k);
+  if (g > 1) {
+    std::vector<std::pair<UOpPtr, int64_t>> scaled;
+    for (auto& [t, k] : lin.terms) scaled.emplace_back(t, k / g);
+    UOpPtr s = build_sum(dt, scaled, lin.c / g);
+    return is_mod ? s->mod(d / g)->mul(g)->add(lin.c % g) : s->idiv(d / g);
+  }
+  for (size_t i = 0; i < lin.terms.size(); i++) {
+    auto [t, k] = lin.terms[i];
+    if (k <= 1 || d % k != 0) continue;
+    std::vector<std::pair<UOpPtr, int64_t>> others(lin.terms.begin(), lin.terms.end());
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    UOpPtr rest = build_sum(dt, others, lin.c);
+    if (rest->vmin < 0 || rest->vmax >= k) continue;
+    return is_mod ? t->mod(d / k)->mul(k)->add(rest) : t->idiv(d / k);
+  }
+  return nullptr;
+}
+
 // (sum) // d and (sum) % d for a positive constant d and a non-negative sum of non-negative terms:
 // k*t = (k//d)*d*t + (k%d)*t, so each coefficient's multiple of d goes to the quotient and only k%d
 // stays in the remainder (conv's window views give (ky*31 + x) % 30 = ky + x); when what is left fits
@@ -90,10 +117,7 @@ UOpPtr fold_divmod(const UOpPtr& x, int64_t d, bool is_mod) {
   }
   int64_t qc = lin.c / d, rc = lin.c % d;
   UOpPtr r = build_sum(x->dtype, rem, rc);
-  if (quot.empty() && qc == 0) {
-    // nothing divisible: try to shrink the coefficients' common factor with d, e.g. (i*2)//4 -> i//2
-    return nullptr;
-  }
+  if (quot.empty() && qc == 0) return fold_divmod_by_factor(x->dtype, lin, d, is_mod);
   if (r->vmin < 0) return nullptr;
   if (is_mod) return r->vmax < d ? r : r->mod(d);
   UOpPtr q = build_sum(x->dtype, quot, qc);
