@@ -26,6 +26,7 @@ inline std::shared_ptr<tg::Renderer> with_vector_unit(const tg::Renderer& base, 
     int global_max_dims() const override { return base.global_max_dims(); }
     bool supports(tg::DType d) const override { return base.supports(d); }
     int max_vector_bytes() const override { return base.max_vector_bytes(); }
+    tg::DType index_dtype() const override { return base.index_dtype(); }
     tg::VectorUnit vector_unit() const override { return unit; }
     bool vector_alu(tg::Ops op, tg::DType d) const override { return base.vector_alu(op, d); }
     int64_t matmul_panel(tg::DType d) const override { return tg::cpu_matmul_panel(d, unit); }

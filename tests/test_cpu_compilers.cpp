@@ -139,6 +139,10 @@ TEST(LLVMKernels, RendersLLVMIR) {
   EXPECT_THAT(src, HasSubstr("define void @r_"));
   EXPECT_THAT(src, HasSubstr("(ptr noalias %bufs, ptr noalias %vals, i64 %gstart, i64 %gend)"));
   EXPECT_THAT(src, HasSubstr("call <16 x float> @tg_exp2_v16f32("));  // the vector exp2, as the C has it
+  // index math at pointer width (llvm_pipeline has no IndVarSimplify to widen 32-bit counters)
+  EXPECT_THAT(src, HasSubstr("phi i64"));
+  EXPECT_THAT(src, testing::Not(HasSubstr("trunc i64 %gstart")));
+  EXPECT_THAT(Device::get(dev).compiler().cachekey(), HasSubstr("loop-vectorize"));  // the pass pipeline: other passes, other entries
   // for an AVX-512 target it scales by 2^n with vscalefps, elsewhere by two exact factors (the same
   // bits: SameBitsAsTheCCompiler runs both on an AVX-512 host); rendered and compiled, not run
   for (const char* target : {"skylake-avx512", "x86-64-v3"}) {

@@ -256,6 +256,74 @@ TEST(LLVMJit, CompilesConcurrently) {
   for (int t = 0; t < 8; t++) EXPECT_EQ(results[t], static_cast<float>(t));
 }
 
+// What llvm_pipeline must keep doing for the kernels (the renderer relies on each): inline the
+// alwaysinline exp2 helpers, unroll a short loop wholly (a pool's 2-wide window), vectorize a scalar
+// loop (a length with no power-of-two factor, left scalar by the heuristics). Index math is i64, as the
+// renderer writes it. The pipeline names the compile cache's entries.
+TEST(LLVMJit, PipelineInlinesUnrollsAndVectorizes) {
+  const char* ir = R"(
+define internal float @twice(float %x0) alwaysinline nounwind {
+  %y = fadd float %x0, %x0
+  ret float %y
+}
+define void @k(ptr noalias %bufs, ptr noalias %vals, i64 %gstart, i64 %gend) nounwind {
+entry:
+  %p0 = getelementptr inbounds ptr, ptr %bufs, i64 0
+  %out = load ptr, ptr %p0, align 8
+  %p1 = getelementptr inbounds ptr, ptr %bufs, i64 1
+  %a = load ptr, ptr %p1, align 8
+  %p2 = getelementptr inbounds ptr, ptr %bufs, i64 2
+  %sum = load ptr, ptr %p2, align 8
+  %acc = alloca float
+  store float 0.0, ptr %acc
+  br label %r_head
+r_head:
+  %r = phi i64 [ 0, %entry ], [ %r_next, %r_body ]
+  %r_more = icmp slt i64 %r, 3
+  br i1 %r_more, label %r_body, label %r_exit
+r_body:
+  %ra = getelementptr inbounds float, ptr %a, i64 %r
+  %rv = load float, ptr %ra, align 4
+  %old = load float, ptr %acc
+  %new = fadd float %old, %rv
+  store float %new, ptr %acc
+  %r_next = add i64 %r, 1
+  br label %r_head
+r_exit:
+  %total = load float, ptr %acc
+  store float %total, ptr %sum, align 4
+  br label %g_head
+g_head:
+  %g = phi i64 [ %gstart, %r_exit ], [ %g_next, %g_body ]
+  %g_more = icmp slt i64 %g, %gend
+  br i1 %g_more, label %g_body, label %g_exit
+g_body:
+  %ga = getelementptr inbounds float, ptr %a, i64 %g
+  %gv = load float, ptr %ga, align 4
+  %gt = call float @twice(float %gv)
+  %go = getelementptr inbounds float, ptr %out, i64 %g
+  store float %gt, ptr %go, align 4
+  %g_next = add i64 %g, 1
+  br label %g_head
+g_exit:
+  ret void
+}
+)";
+  std::string opt = llvm_optimized_ir(ir, LLVMTarget::from("x86-64-v3"));
+  EXPECT_THAT(opt, testing::Not(HasSubstr("call float @twice"))) << opt;  // inlined
+  EXPECT_THAT(opt, testing::Not(HasSubstr("%r = phi"))) << opt;           // the 3-step loop unrolled
+  EXPECT_THAT(opt, HasSubstr("<8 x float>")) << opt;                        // the scalar loop vectorized for AVX2
+  // and it still computes the same: out = 2a over the slice, sum = a[0] + a[1] + a[2]
+  LLVMObject obj(llvm_compile(ir, LLVMTarget::from("native")), "k");
+  std::vector<float> a(37), out(37, -1.0f), sum(1);
+  for (size_t i = 0; i < a.size(); i++) a[i] = 0.5f * static_cast<float>(i) - 4.0f;
+  void* bufs[] = {out.data(), a.data(), sum.data()};
+  fn_of(obj)(bufs, nullptr, 2, 35);
+  for (size_t i = 0; i < a.size(); i++) EXPECT_EQ(out[i], i >= 2 && i < 35 ? 2 * a[i] : -1.0f) << i;
+  EXPECT_EQ(sum[0], a[0] + a[1] + a[2]);
+  EXPECT_THAT(std::string(llvm_pipeline()), HasSubstr("loop-vectorize"));
+}
+
 TEST(LLVMJit, CompileTime) {  // printed, not asserted: machines differ
   LLVMTarget target = LLVMTarget::from("native");
   (void)llvm_compile(kKernel, target);  // the target machine is made once

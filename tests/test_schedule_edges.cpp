@@ -13,6 +13,7 @@
 #include "codegen/kernel.h"
 #include "engine/schedule.h"
 #include "lazy/lazybuffer.h"
+#include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "tg/helpers.h"
 #include "tg/tensor.h"
@@ -173,29 +174,34 @@ TEST(ScheduleGather, Int64IndicesAreNotTruncated) {
 }
 
 // A kernel whose buffers have 2^31 elements or more computes its indices in int64; smaller ones in
-// int32. (Scheduled and lowered only: nothing is allocated.)
+// the renderer's index type: int32 for C, int64 (pointer width) for LLVM IR. (Scheduled and lowered
+// only: nothing is allocated.)
 TEST(ScheduleIndexDtype, Int64ForBuffersPast2e31) {
+  auto c = make_cpu_renderer();
   // the loop index dtypes of each kernel, in schedule order (a big sum is two kernels: the first
   // reads the whole buffer, the second adds its partial sums)
-  auto loop_dtypes = [](const Tensor& t) {
+  auto loop_dtypes = [&](const Tensor& t, const Renderer& ren) {
     std::vector<std::vector<DType>> out;
     for (auto& si : create_schedule({t.lazydata()})) {
       if (!si.is_kernel()) continue;
-      Kernel k(si.ast, Device::get("CPU").renderer());
+      Kernel k(si.ast, ren);
       out.emplace_back();
       for (auto& u : k.linearize())
         if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) out.back().push_back(u->dtype);
     }
     return out;
   };
-  auto big = loop_dtypes(Tensor::empty({(int64_t{1} << 31) + 16}, dtypes::uint8).sum());
+  auto big = loop_dtypes(Tensor::empty({(int64_t{1} << 31) + 16}, dtypes::uint8).sum(), *c);
   ASSERT_FALSE(big.empty());
   ASSERT_FALSE(big[0].empty());
   for (DType d : big[0]) EXPECT_EQ(d, dtypes::int64);
-  for (auto& k : loop_dtypes(Tensor::empty({1 << 20}, dtypes::uint8).sum()))
+  for (auto& k : loop_dtypes(Tensor::empty({1 << 20}, dtypes::uint8).sum(), *c))
     for (DType d : k) EXPECT_EQ(d, dtypes::int32);
+  const Renderer& dev = Device::get("CPU").renderer();  // LLVM IR where built with LLVM
+  for (auto& k : loop_dtypes(Tensor::empty({1 << 20}, dtypes::uint8).sum(), dev))
+    for (DType d : k) EXPECT_EQ(d, dev.index_dtype());
   // 2^16 x 2^16 elements: each dim is small, the flat index is not
-  auto wide = loop_dtypes(Tensor::empty({1 << 16, 1 << 16}, dtypes::uint8).sum({1}));
+  auto wide = loop_dtypes(Tensor::empty({1 << 16, 1 << 16}, dtypes::uint8).sum({1}), *c);
   ASSERT_FALSE(wide.empty());
   ASSERT_FALSE(wide[0].empty());
   for (DType d : wide[0]) EXPECT_EQ(d, dtypes::int64);

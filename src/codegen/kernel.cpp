@@ -372,6 +372,7 @@ std::string Kernel::colored_shape() const {
 }
 
 DType Kernel::index_dtype() const {
+  if (ren_->index_dtype() == dtypes::int64) return dtypes::int64;
   for (auto& st : sts_)
     if (st.index_bound() > INT32_MAX) return dtypes::int64;
   for (auto& u : ast_->toposort()) {

@@ -552,6 +552,9 @@ class LLVMRenderer final : public Renderer {
   std::string device() const override { return "CPU"; }
   int global_max_dims() const override { return 1; }
   int max_vector_bytes() const override { return 64; }
+  // index math at pointer width: addresses need no sign extension, and LLVM no widening of the loop
+  // counters (IndVarSimplify, left out of llvm_pipeline)
+  DType index_dtype() const override { return dtypes::int64; }
   VectorUnit vector_unit() const override { return f_.vector; }
   // the C's vector ops, and shifts (the C's need a cast of each lane's type)
   bool vector_alu(Ops op, DType d) const override {

@@ -54,6 +54,8 @@ struct Renderer {
   virtual int global_max_dims() const { return 1; }  // dims mapped to SPECIAL gidx; the rest become loops
   virtual bool supports(DType d) const { (void)d; return true; }
   virtual int max_vector_bytes() const { return 0; }  // the widest vector value (0: no vector types)
+  // The type of index math when every index fits it (an index that can reach 2^31 is int64 anyway).
+  virtual DType index_dtype() const { return dtypes::int32; }
   virtual VectorUnit vector_unit() const { return {}; }  // the target's registers (what the heuristics tile for)
   // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split).
   virtual bool vector_alu(Ops op, DType scalar) const { (void)op; (void)scalar; return false; }

@@ -1,8 +1,9 @@
 // LLVM in process: LLVM IR text -> object code -> a function of this process, with no compiler process
 // and no file (built only where CMake found LLVM 16, which defines TG_HAVE_LLVM).
 //
-// llvm_compile runs LLVM's new-pass-manager O2 pipeline (as clang -O2 would, with its loop and SLP
-// vectorizers) and the code generator for a target, with C's -ffp-contract=off semantics: a multiply
+// llvm_compile runs a pass pipeline of our own (llvm_pipeline: the cleanup, hoisting, unrolling and
+// vectorizing our kernels need, not clang -O2's whole module pipeline, which compiles 2.4x slower for
+// kernels as fast) and the code generator for a target, with C's -ffp-contract=off semantics: a multiply
 // and an add fuse only where the IR says so (an fma call, or both ops carrying `contract`); no fast-math.
 // A TargetMachine is made once per target and reused, so a small kernel compiles in milliseconds.
 //
@@ -30,8 +31,12 @@ struct LLVMTarget {
 // The LLVM library this process runs, e.g. "16.0.6" (object code is cached per LLVM version).
 std::string llvm_version();
 
-// Text LLVM IR -> object code (an ELF relocatable), optimized at O2 for `target`.
+// Text LLVM IR -> object code (an ELF relocatable), optimized for `target`.
 std::string llvm_compile(const std::string& ir, const LLVMTarget& target);
+// The same IR after the optimizer, as text: what llvm_compile hands to the code generator.
+std::string llvm_optimized_ir(const std::string& ir, const LLVMTarget& target);
+// The optimizer's pass pipeline in LLVM's textual form (part of the compile cache's key: it changes the code).
+const char* llvm_pipeline();
 
 // Object code loaded into this process. Its undefined symbols resolve to `extra` (names -> absolute
 // addresses, e.g. helpers of the host) first, then to the process's symbols and libm's (sinf, expf, ...).

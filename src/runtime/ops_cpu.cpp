@@ -470,11 +470,12 @@ void tg_probe(void** bufs, const long long* vals, long long n, long long m) {
 namespace {
 
 // LLVM IR compiled in process (runtime/llvm_jit.h): no compiler process, no file. The cache key names
-// LLVM's version and the target, so object code cached for another CPU is never loaded.
+// LLVM's version, its pass pipeline and the target, so object code cached for another CPU (or made by
+// other passes) is never loaded.
 class LLVMCompiler final : public Compiler {
  public:
   LLVMCompiler(LLVMTarget t, bool portable_half)
-      : Compiler("llvm " + llvm_version() + " " + t.triple + " " + t.cpu + " " + t.features), target_(std::move(t)),
+      : Compiler("llvm " + llvm_version() + " " + llvm_pipeline() + " " + t.triple + " " + t.cpu + " " + t.features), target_(std::move(t)),
         features_{target_.has_feature("fma"), target_.has_feature("f16c") && !portable_half, target_.has_feature("avx512f"),
                   vector_unit_of(target_.has_feature("avx512f"), target_.has_feature("avx"), target_.has_feature("neon"))} {}
   std::string compile(const std::string& ir) override { return llvm_compile(ir, target_); }
