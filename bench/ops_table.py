@@ -24,7 +24,7 @@ R, C = 4096, 1024
 CB, CI, CO, HW, K = 32, 32, 64, 28, 3
 
 # id, label, unit, work (FLOPs or bytes)
-ROWS = [(f"sgemm_{n}", f"sgemm {n} (N×N @ N×N)", "GFLOP/s", 2 * n**3) for n in (256, 512, 1024, 2048)] + [
+ROWS = [(f"sgemm_{n}", f"sgemm {n} (N×N @ N×N)", "GFLOP/s", 2 * n**3) for n in (256, 512, 997, 1000, 1024, 2048)] + [
     ("add_16M", "add 16M", "GB/s", 3 * 4 * N16M),
     ("sum_16M", "sum 16M", "GB/s", 4 * N16M),
     ("copy_16M", "copy 16M (tg column: C++ loop, 2 threads)", "GB/s", 2 * 4 * N16M),

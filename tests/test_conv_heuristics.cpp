@@ -124,13 +124,15 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
 // The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
 // the vectors are one register wide and the accumulators fill a quarter to a half of the registers (the
 // rest hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed).
-// beautiful_mnist's conv shapes (weights packed by channel), weight gradients and a matmul.
+// beautiful_mnist's conv shapes (weights packed by channel), weight gradients and matmuls.
 TEST(KernelOpts, TilesFitTheTargetsRegisters) {
   std::mt19937 rng(14);
   auto packed = [&](const Shape& s) { return rand_tensor(rng, {s[1], s[2], s[3], s[0]}, dtypes::float32).contiguous().realize().permute({3, 0, 1, 2}); };
   struct Case { std::string what; Tensor out; };
   std::vector<Case> cases = {
       {"matmul", unpacked_matmul(rand_tensor(rng, {128, 256}, dtypes::float32), rand_tensor(rng, {256, 128}, dtypes::float32))},
+      // prime sizes have no factor for the rows or the vectors: both are padded to the tile
+      {"127x127 matmul", unpacked_matmul(rand_tensor(rng, {127, 64}, dtypes::float32), rand_tensor(rng, {64, 127}, dtypes::float32))},
       {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
       {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
       {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(packed({64, 64, 3, 3}))},

@@ -256,15 +256,22 @@ void Kernel::hand_coded_optimizations() {
         for (int d : globals)
           if (row < 0 && d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{0}) row = d;
       }
+      // a dim a little short of whole vectors (a 28-wide image, a 1000-wide matrix) is padded to them,
+      // to pairs of them where that is as cheap: at most 1/8 of the work wasted
+      auto pad_for = [&](int d, int64_t multiple) {
+        int64_t padded = (full[d] + multiple - 1) / multiple * multiple;
+        return full[d] % multiple != 0 && (padded - full[d]) * 8 <= padded && try_opt({OptOps::PADTO, axis_in(AxisType::GLOBAL, d), multiple});
+      };
+      if (!pad_for(vec, 2 * lanes) && pow2_divisor(full[vec], lanes) < lanes) pad_for(vec, lanes);
+      full = full_shape();
       int64_t w = pow2_divisor(full[vec], lanes);
-      // a row a little short of whole vectors (a 28-wide image) is padded to them: at most 1/8 wasted
-      int64_t padded = (full[vec] + lanes - 1) / lanes * lanes;
-      if (w < lanes && (padded - full[vec]) * 8 <= padded && try_opt({OptOps::PADTO, axis_in(AxisType::GLOBAL, vec), lanes})) w = lanes;
       if (w < 2) tile = false;
       if (tile) {
         try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
-        // rows x 2 vectors of accumulators
-        if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full[row], accumulators_for(unit) / 2)});
+        // rows x 2 vectors of accumulators; a row count without half as many as a factor (997) padded
+        int64_t rows = accumulators_for(unit) / 2;
+        if (row >= 0 && pow2_divisor(full[row], rows) < rows / 2) pad_for(row, rows);
+        if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full_shape()[row], rows)});
         if (full_shape()[vec] % 2 == 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
         // unroll the reduce by 4, or wholly when it is short (a conv's 3-wide window: its padding
         // masks then become constants per lane)

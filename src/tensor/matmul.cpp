@@ -18,11 +18,20 @@ std::optional<Tensor> panel_matmul(const Tensor& a, const Tensor& w) {
   if (m < kMinRows || k < kMinReduce) return std::nullopt;
   Compiled& dev = Device::get(w.device());
   int64_t width = dev.has_renderer() ? dev.renderer().matmul_panel(w.dtype()) : 0;
-  if (width < 2 || n % width != 0 || n < kMinPanels * width) return std::nullopt;
-  Tensor panels = w.reshape({k, n / width, width}).permute({1, 0, 2}).contiguous();
+  if (width < 2 || n < kMinPanels * width) return std::nullopt;
+  // columns up to whole panels are zeros (a 1000-wide w: 1024, so the kernel keeps its full register
+  // tile), cut from the product again
+  int64_t panels_n = (n + width - 1) / width, padded = panels_n * width;
+  Tensor wp = padded == n ? w : w.pad({{0, 0}, {0, padded - n}});
+  Tensor panels = wp.reshape({k, panels_n, width}).permute({1, 0, 2}).contiguous();
   Shape out = a.shape();
-  out.back() = n;
-  return (a.reshape({m, 1, k, 1}) * panels.reshape({1, n / width, k, width})).sum({2}).reshape(out);
+  out.back() = padded;
+  Tensor prod = (a.reshape({m, 1, k, 1}) * panels.reshape({1, panels_n, k, width})).sum({2}).reshape(out);
+  if (padded == n) return prod;
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (int64_t d : a.shape()) keep.emplace_back(0, d);
+  keep.back() = {0, n};
+  return prod.shrink(keep);
 }
 
 // a @ w by numpy's rules; errors name `op` (dot or matmul, whichever the user called) and the user's shapes.
