@@ -189,13 +189,16 @@ void collect_errors(const llvm::DiagnosticInfo& di, void* out) {
 // repeats work here (interprocedural passes, loop idioms, IndVarSimplify widening loop counters); on
 // beautiful_mnist's kernels it took 2.4x as long as these for kernels as fast (bench/compile_time).
 // What each is for: always-inline the exp2 helpers; sroa the accumulators out of their allocas;
-// early-cse, instcombine, simplifycfg, reassociate and licm in rotated loops hoist what a loop does not
-// vary (index terms of the outer loops); loop-unroll-full the short loops (a pool's 2-wide window); gvn
-// the loads read twice; loop-vectorize a loop our heuristics left scalar (a length with no power-of-two
-// factor); slp-vectorizer the lanes our vectorizer splits (comparisons and casts); loop-unroll long
-// scalar loops. A TargetMachine gives the cost models (TargetIRAnalysis) its CPU.
+// early-cse, simplifycfg, reassociate and licm in rotated loops hoist what a loop does not vary (index
+// terms of the outer loops); loop-unroll-full the short loops (a pool's 2-wide window); gvn the loads
+// read twice; instcombine; loop-vectorize a loop our heuristics left scalar (a length with no
+// power-of-two factor); slp-vectorizer the lanes our vectorizer splits (comparisons and casts);
+// loop-unroll long scalar loops. No instcombine before licm: there it reorders a register tile's
+// multiply-adds so that the code generator spills the tile on AVX2's 16 registers (a 3x3 conv's input
+// gradient ran 1.4-1.8x slower; O2's order spills nothing). A TargetMachine gives the cost models
+// (TargetIRAnalysis) its CPU.
 constexpr const char* kPipeline =
-    "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,reassociate,loop-mssa(loop-rotate,licm),"
+    "always-inline,function(sroa,early-cse<memssa>,simplifycfg,reassociate,loop-mssa(loop-rotate,licm),"
     "loop-unroll-full,gvn,instcombine,loop-vectorize,slp-vectorizer,instcombine,loop-unroll<O2>,loop-mssa(licm),simplifycfg)";
 
 void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
