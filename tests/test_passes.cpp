@@ -15,6 +15,7 @@
 #include "engine/search.h"
 #include "lazy/lazybuffer.h"
 #include "tg/tg.h"
+#include "kernel_ast.h"
 #include "test_util.h"
 
 using namespace tg;
@@ -113,6 +114,61 @@ TEST(Passes, EveryPassIsNamedAndSeenByTheTracer) {
     EXPECT_NE(std::find(names.passes.begin(), names.passes.end(), p.name), names.passes.end()) << p.name << " was not traced";
   // the rules are named, so a trace says which rule changed a node
   EXPECT_FALSE(names.rules.empty());
+}
+
+namespace {
+// For each accumulator update of the linearized kernel: how many ops lie between the accumulator and its
+// new value (1: acc + (everything else); n: a chain of n fmas through it).
+std::vector<int> accumulator_chain_lengths(const Kernel& k) {
+  std::vector<int> lengths;
+  for (const UOpPtr& u : k.linearize()) {
+    if (u->op != Ops::ASSIGN || u->src[0]->op != Ops::DEFINE_ACC) continue;
+    std::set<const UOp*> on_chain{u->src[0].get()};
+    int n = 0;
+    for (const UOpPtr& x : u->src[1]->toposort())
+      if (std::any_of(x->src.begin(), x->src.end(), [&](const UOpPtr& s) { return on_chain.count(s.get()); })) {
+        on_chain.insert(x.get());
+        n++;
+      }
+    lengths.push_back(n);
+  }
+  return lengths;
+}
+}  // namespace
+
+TEST(ReduceToAcc, FewAccumulatorsFoldTheirProductsBeforeTheLoopCarriedAdd) {
+  // a sum of squares along rows (a layernorm's variance): one vector accumulator, 4 vectors a step. A
+  // chain of 4 fmas through it waits 4 fma latencies a step; the update must be one add.
+  Tensor x = Tensor::arange(64 * 512).reshape({64, 512}).cast(dtypes::float32);
+  x.realize();
+  for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{}}) {
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    Kernel k = kernel_of((x * x).sum({1}));
+    k = Kernel(k.ast(), *ren);
+    if (unit.bytes > 0) k.hand_coded_optimizations();
+    else k.apply_opt({OptOps::UNROLL, 0, 4});  // (no vector registers: the heuristics leave it alone)
+    ASSERT_THAT(k.applied_opts(), testing::Contains(testing::Field(&Opt::op, OptOps::UNROLL))) << opts_str(k.applied_opts());
+    EXPECT_THAT(accumulator_chain_lengths(k), testing::Each(1)) << opts_str(k.applied_opts()) << " on " << unit.bytes << "-byte registers";
+  }
+  // a matmul's register tile has accumulators enough to hide the latency: its products chain as fmas,
+  // one op each
+  Tensor a = Tensor::arange(128 * 128).reshape({128, 128}).cast(dtypes::float32) * 0.001;
+  a.realize();
+  auto ren = avx512_renderer();
+  Kernel k = kernel_of(a.matmul(a));
+  k = Kernel(k.ast(), *ren);
+  k.hand_coded_optimizations();
+  std::vector<int> lengths = accumulator_chain_lengths(k);
+  ASSERT_GE(lengths.size(), 4u) << opts_str(k.applied_opts());
+  EXPECT_THAT(lengths, testing::Each(testing::Gt(1))) << opts_str(k.applied_opts());
+  // and the values are right either way
+  Tensor s = (x * x).sum({1});
+  std::vector<float> got = s.tolist<float>();
+  for (int r : {0, 31, 63}) {
+    double want = 0;
+    for (int c = 0; c < 512; c++) want += static_cast<double>(r * 512 + c) * (r * 512 + c);
+    EXPECT_NEAR(got[r], want, want * 1e-6) << "row " << r;
+  }
 }
 
 TEST(Spec, TheListedPassesKeepTheGraphValid) {

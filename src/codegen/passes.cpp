@@ -13,7 +13,7 @@ const std::vector<Pass>& codegen_passes() {
       {"lowerer", Stage::Lowered, [](const UOpPtr&, const Kernel& k) { return k.lower(); }},
       {"expander", Stage::Expanded, [](const UOpPtr& s, const Kernel&) { return expand(s); }},
       {"vectorize", Stage::Vectorized, [](const UOpPtr& s, const Kernel& k) { return vectorize(s, k.renderer()); }},
-      {"reduce_to_acc", Stage::Accumulated, [](const UOpPtr& s, const Kernel&) { return reduce_to_acc(s); }},
+      {"reduce_to_acc", Stage::Accumulated, [](const UOpPtr& s, const Kernel& k) { return reduce_to_acc(s, k.renderer()); }},
   };
   return passes;
 }

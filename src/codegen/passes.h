@@ -24,7 +24,7 @@ struct Renderer;
 
 UOpPtr expand(const UOpPtr& sink);
 UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren);
-UOpPtr reduce_to_acc(const UOpPtr& sink);
+UOpPtr reduce_to_acc(const UOpPtr& sink, const Renderer& ren);
 std::vector<UOpPtr> linearize(const UOpPtr& sink);
 
 // What a graph may contain after each pass (spec.cpp checks it).
