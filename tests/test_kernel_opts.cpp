@@ -290,6 +290,41 @@ TEST(KernelOpts, BlockedMatmul) {
   }
 }
 
+// Few rows through a large matrix (a small batch through a Linear). A tile of 8 rows x 2 vectors walks B
+// down its columns 128 bytes a row, which DRAM serves at a fraction of its bandwidth (16 x 4096 x 4096
+// ran at 30 GFLOP/s). With at least two tiles of rows, the reduce runs in blocks whose rows of B, all of
+// their columns, stay in the L2 cache, the row tiles outermost (the threads' loop) with no SWAP. A matrix-
+// vector product spends the whole tile on vectors along the row: 8 of them, 512 contiguous bytes a row.
+TEST(KernelOpts, FewRowsReadWholeRowsOfB) {
+  auto ren = avx512_renderer();
+  std::mt19937 rng(11);
+  {
+    Tensor out = unpacked_matmul(rand_tensor(rng, {16, 2048}, dtypes::float32), rand_tensor(rng, {2048, 1024}, dtypes::float32));
+    ScheduleItem si = kernel_of(out);
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    std::string opts = opts_str(k.applied_opts());
+    EXPECT_THAT(opts, HasSubstr("BLOCK(0, "));
+    EXPECT_THAT(opts, testing::Not(HasSubstr("SWAP")));
+    std::vector<std::string> loops = loop_vars(compile_kernel(k, "CPU")->kernel.src);
+    ASSERT_EQ(loops.size(), 4u) << opts;
+    EXPECT_EQ(loops[0], "gidx0");  // the row tiles, split over threads
+    EXPECT_EQ(loops[1].substr(0, 4), "ridx");  // then the block
+    expect_close(run(si, k.applied_opts()), run(si, {}), "few rows " + opts);
+  }
+  for (int64_t m : {1, 2}) {
+    Tensor out = unpacked_matmul(rand_tensor(rng, {m, 1024}, dtypes::float32), rand_tensor(rng, {1024, 1024}, dtypes::float32));
+    ScheduleItem si = kernel_of(out);
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    int64_t along_row = 1;
+    for (int d : k.dims_of(AxisType::UPCAST))
+      if (k.output_shape()[d] > 1 && k.stride(0, d) != std::optional<int64_t>{0} && *k.stride(0, d) < 1024) along_row *= k.full_shape()[d];
+    EXPECT_EQ(along_row, 128) << m << " rows: " << opts_str(k.applied_opts());
+    expect_close(run(si, k.applied_opts()), run(si, {}), std::to_string(m) + " rows " + opts_str(k.applied_opts()));
+  }
+}
+
 namespace {
 // got(i, j) == the sum over t of x(i, t) * y(t, j), for i < m, t < k, j < n (a brute-force double sum)
 template <class G, class X, class Y>

@@ -49,9 +49,9 @@ int64_t divisor(int64_t n, int64_t cap) {
 // float32 columns) they evict each other from the cache sets: the reduce is then also run in blocks
 // (BLOCK) whose part of the panel fits the L1 cache. A packed panel (Tensor::matmul copies B into
 // panels for large products, see Renderer::matmul_panel) is one stream and is read whole. Only worth it
-// when the reduce is long and there are many rows.
+// when the reduce is long. Few rows (below) are blocked for another reason, and keep their loop order.
 void Kernel::cache_block(int row, int col, int red) {
-  constexpr int64_t kPanelBytes = 32 * 1024, kMinRows = 64;
+  constexpr int64_t kPanelBytes = 32 * 1024, kBlockBytes = 512 * 1024, kMinRows = 64;
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
   int red_axis = static_cast<int>(std::find(reduces.begin(), reduces.end(), red) - reduces.begin());
@@ -63,7 +63,13 @@ void Kernel::cache_block(int row, int col, int red) {
     if (origin_[d] == origin_[row]) rows *= full[d];
     if (origin_[d] == origin_[col]) tile_cols *= full[d];
   }
-  if (rows < kMinRows) return;
+  // Few rows (a batch of 16 through a large Linear) read B once per tile of rows, down its columns 128
+  // bytes a row: DRAM serves such a walk at a fraction of its bandwidth (16 x 4096 x 4096: 30 GFLOP/s).
+  // In blocks, the panels of a block go by in turn, and the block's rows of B stream whole from memory
+  // once and stay in the L2 cache for the other row tiles. The row tiles stay the outer loop, which the
+  // threads split: blocking needs two of them at least.
+  bool few_rows = rows < kMinRows;
+  if (few_rows && (row_axis != 0 || full[row] < 2)) return;
   int64_t itemsize = view_dtype(output_view()).itemsize();
   int step = red;  // the dim of one step along the reduce: its unrolled part, when there is one
   for (int d : dims_of(AxisType::UNROLL))
@@ -79,7 +85,9 @@ void Kernel::cache_block(int row, int col, int red) {
     }
   }
   // the block, in iterations of the reduce loop: a panel of kPanelBytes
-  int64_t ideal = std::max<int64_t>(1, kPanelBytes / (tile_cols * itemsize * unrolled)), block = ideal;
+  // (with few rows: all the panels of a block's rows of B, kBlockBytes, stay in the L2 cache)
+  int64_t bytes_per_step = (few_rows ? full[col] * tile_cols : tile_cols) * itemsize * unrolled;
+  int64_t ideal = std::max<int64_t>(1, (few_rows ? kBlockBytes : kPanelBytes) / bytes_per_step), block = ideal;
   while (block > 1 && full[red] % block != 0) block /= 2;
   // much smaller blocks would spend the time saved on reading and writing the partial sums
   bool blocked = !packed && block >= 2 && block >= ideal / 2 && full[red] >= 2 * block;
@@ -90,7 +98,7 @@ void Kernel::cache_block(int row, int col, int red) {
     int last = row_axis;
     for (int a = 0; a < static_cast<int>(globals.size()); a++)
       if (full[globals[a]] > 1) last = a;
-    if (last != row_axis) k.apply_opt({OptOps::SWAP, row_axis, last});
+    if (!few_rows && last != row_axis) k.apply_opt({OptOps::SWAP, row_axis, last});
     if (blocked) k.apply_opt({OptOps::BLOCK, red_axis, block});
     *this = std::move(k);
   } catch (const KernelOptError&) {}
@@ -271,8 +279,13 @@ void Kernel::hand_coded_optimizations() {
         // rows x 2 vectors of accumulators; a row count without half as many as a factor (997) padded
         int64_t rows = accumulators_for(unit) / 2;
         if (row >= 0 && pow2_divisor(full[row], rows) < rows / 2) pad_for(row, rows);
-        if (row >= 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), pow2_divisor(full_shape()[row], rows)});
-        if (full_shape()[vec] % 2 == 0) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), 2});
+        int64_t tile_rows = row >= 0 ? pow2_divisor(full_shape()[row], rows) : 1;
+        if (tile_rows > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), tile_rows});
+        // the accumulators that few rows leave go to more vectors along the row (all of them in a
+        // matrix-vector product): each row of B is then read 512 contiguous bytes at a time, not a
+        // strided 128, which DRAM serves at a fraction of its speed
+        int64_t vectors = pow2_divisor(full_shape()[vec], std::clamp<int64_t>(accumulators_for(unit) / tile_rows, 2, 8));
+        if (vectors > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), vectors});
         // unroll the reduce by 4, or wholly when it is short (a conv's 3-wide window: its padding
         // masks then become constants per lane)
         int64_t u = pow2_divisor(full_shape()[red], 4);
