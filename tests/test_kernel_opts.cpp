@@ -325,6 +325,44 @@ TEST(KernelOpts, FewRowsReadWholeRowsOfB) {
   }
 }
 
+// Few rows against wide rows of B (a batch of 16 through a 4096 x 65536 output layer): a step of the
+// reduce over all of B's columns no longer fits the few-row L2 block, and an unblocked 8 x 2 tile
+// walked B down its columns 128 bytes a row from DRAM (16 x 4096 x 65536: 3 GB/s of B). A tile of 2
+// rows x 8 vectors then runs as many rows do: the column tiles split over the threads, the rows
+// innermost, the reduce in blocks whose part of the panel the other row tiles read from the L1 cache.
+TEST(KernelOpts, FewRowsAgainstWideRowsOfB) {
+  std::mt19937 rng(12);
+  for (auto [unit, lanes] : std::vector<std::pair<VectorUnit, int64_t>>{{kAVX512, 16}, {VectorUnit{32, 16}, 8}}) {
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    for (int64_t m : {15, 16}) {  // (15: padded to 16 for pairs of rows)
+      // (B's rows: 16512 floats, one step of the reduce 4 of them, 258 KB: more than half the block)
+      constexpr int64_t n = 16512;
+      Tensor out = unpacked_matmul(rand_tensor(rng, {m, 512}, dtypes::float32), rand_tensor(rng, {512, n}, dtypes::float32));
+      ScheduleItem si = kernel_of(out);
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string opts = opts_str(k.applied_opts());
+      int64_t rows = 1, cols = 1;
+      size_t b = 0;  // B's view: the load contiguous along the lanes (A's and the output's rows may be padded)
+      for (size_t i = 1; i < k.num_views(); i++)
+        if (k.is_load_view(i) && k.stride(i, k.vector_dim()) == std::optional<int64_t>{1}) b = i;
+      ASSERT_NE(b, 0u) << opts;
+      for (int d : k.dims_of(AxisType::UPCAST)) (k.stride(b, d) == std::optional<int64_t>{0} ? rows : cols) *= k.full_shape()[d];
+      EXPECT_EQ(rows, 2) << opts;
+      EXPECT_EQ(cols, unit.registers / 4 * lanes) << opts;  // 8 vectors on AVX-512, 4 on AVX2
+      EXPECT_THAT(opts, HasSubstr("SWAP(0, 1)"));
+      EXPECT_THAT(opts, HasSubstr("BLOCK(0, "));
+      EXPECT_EQ(k.full_shape()[0], n / cols) << opts;  // the threads' loop: the column tiles
+      expect_close(run(si, k.applied_opts()), run(si, {}), std::to_string(m) + " rows against wide B " + opts);
+    }
+  }
+  // B's rows not as wide: the few-row blocks of whole rows of B (FewRowsReadWholeRowsOfB)
+  auto ren = avx512_renderer();
+  Kernel k(kernel_of(unpacked_matmul(rand_tensor(rng, {16, 512}, dtypes::float32), rand_tensor(rng, {512, 16384}, dtypes::float32))).ast, *ren);
+  k.hand_coded_optimizations();
+  EXPECT_THAT(opts_str(k.applied_opts()), testing::Not(HasSubstr("SWAP")));
+}
+
 namespace {
 // got(i, j) == the sum over t of x(i, t) * y(t, j), for i < m, t < k, j < n (a brute-force double sum)
 template <class G, class X, class Y>

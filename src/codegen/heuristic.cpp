@@ -41,6 +41,19 @@ int64_t divisor(int64_t n, int64_t cap) {
     if (n % a == 0) return a;
   return 1;
 }
+
+// A matmul with fewer rows than this reads B in the L2 blocks of cache_block, which keep all of B's
+// columns for some of its rows (kBlockBytes).
+constexpr int64_t kFewRows = 64, kBlockBytes = 512 * 1024;
+// B's rows are too wide for that when one step of the reduce (`step_rows` rows of B, all their
+// columns) fills more than half a block: blocks of one step would spend more on reading and writing
+// the partial sums than they save. Few rows then run as many rows do (panels of B, the rows innermost)
+// with a tile of 2 rows and many vectors (hand_coded_optimizations): each of B's rows is read 512
+// contiguous bytes at a time on AVX-512, for every tile of rows, from the L1 cache but for the first
+// (16 x 4096 x 65536 read B at 3 GB/s with the few-row tile of 8 rows x 2 vectors, unblocked; 10 GB/s so).
+bool wide_rows_of_b(int64_t rows, int64_t cols, int64_t itemsize, int64_t step_rows) {
+  return rows < kFewRows && 2 * cols * itemsize * step_rows > kBlockBytes;
+}
 }  // namespace
 
 // A tile reads a panel of the vector operand (B in A·B: the reduce x the tile's columns) for every tile
@@ -49,9 +62,10 @@ int64_t divisor(int64_t n, int64_t cap) {
 // float32 columns) they evict each other from the cache sets: the reduce is then also run in blocks
 // (BLOCK) whose part of the panel fits the L1 cache. A packed panel (Tensor::matmul copies B into
 // panels for large products, see Renderer::matmul_panel) is one stream and is read whole. Only worth it
-// when the reduce is long. Few rows (below) are blocked for another reason, and keep their loop order.
+// when the reduce is long. Few rows (below) are blocked for another reason, and keep their loop order,
+// unless B's rows are too wide for their blocks (wide_rows_of_b).
 void Kernel::cache_block(int row, int col, int red) {
-  constexpr int64_t kPanelBytes = 32 * 1024, kBlockBytes = 512 * 1024, kMinRows = 64;
+  constexpr int64_t kPanelBytes = 32 * 1024;
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
   int red_axis = static_cast<int>(std::find(reduces.begin(), reduces.end(), red) - reduces.begin());
@@ -68,9 +82,9 @@ void Kernel::cache_block(int row, int col, int red) {
   // In blocks, the panels of a block go by in turn, and the block's rows of B stream whole from memory
   // once and stay in the L2 cache for the other row tiles. The row tiles stay the outer loop, which the
   // threads split: blocking needs two of them at least.
-  bool few_rows = rows < kMinRows;
-  if (few_rows && (row_axis != 0 || full[row] < 2)) return;
   int64_t itemsize = view_dtype(output_view()).itemsize();
+  bool few_rows = rows < kFewRows && !wide_rows_of_b(rows, full[col] * tile_cols, itemsize, unrolled);
+  if (full[row] < 2 || (few_rows && row_axis != 0)) return;  // (one tile of rows reuses nothing)
   int step = red;  // the dim of one step along the reduce: its unrolled part, when there is one
   for (int d : dims_of(AxisType::UNROLL))
     if (origin_[d] == origin_[red]) step = d;
@@ -110,7 +124,7 @@ void Kernel::cache_block(int row, int col, int red) {
 // runs in blocks that keep their part of the operands in the L2 cache (BLOCK): every tile of outputs
 // reads them all (a conv's weight gradient reads dy once per input channel and kernel row).
 bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
-  constexpr int64_t kBlockBytes = 512 * 1024, kLongReduce = 16384, kMaxValues = 1024;
+  constexpr int64_t kLongReduce = 16384, kMaxValues = 1024;
   const int64_t max_accumulators = accumulators_for(ren_->vector_unit());
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
@@ -276,9 +290,12 @@ void Kernel::hand_coded_optimizations() {
       if (w < 2) tile = false;
       if (tile) {
         try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
-        // rows x 2 vectors of accumulators; a row count without half as many as a factor (997) padded
-        int64_t rows = accumulators_for(unit) / 2;
-        if (row >= 0 && pow2_divisor(full[row], rows) < rows / 2) pad_for(row, rows);
+        // rows x 2 vectors of accumulators; a row count without half as many as a factor (997) padded.
+        // Few rows against wide rows of B: 2 rows, and the vectors below along the row (wide_rows_of_b)
+        int64_t itemsize = view_dtype(output_view()).itemsize(), step_rows = pow2_divisor(full[red], 4);
+        bool wide = row >= 0 && wide_rows_of_b(full[row], full[vec], itemsize, step_rows);
+        int64_t rows = wide ? 2 : accumulators_for(unit) / 2;
+        if (row >= 0 && pow2_divisor(full[row], rows) < std::max<int64_t>(2, rows / 2)) pad_for(row, rows);
         int64_t tile_rows = row >= 0 ? pow2_divisor(full_shape()[row], rows) : 1;
         if (tile_rows > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), tile_rows});
         // the accumulators that few rows leave go to more vectors along the row (all of them in a
