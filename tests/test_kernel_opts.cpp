@@ -363,6 +363,52 @@ TEST(KernelOpts, FewRowsAgainstWideRowsOfB) {
   EXPECT_THAT(opts_str(k.applied_opts()), testing::Not(HasSubstr("SWAP")));
 }
 
+// x @ w.T (a Linear layer's product): both operands are contiguous along the reduce, w strided along the
+// output's columns. The lanes go along the reduce (partial sums), not along the columns, where each
+// vector would gather 16 rows of w (100 x 1000 x 100 took 13x torch's time); the rows of x make the tile.
+// Few rows that need several tiles read all of x from the cache, the columns over the threads (SWAP);
+// many rows against a large w read it in L2 blocks (BLOCK). A short reduce keeps the register tile.
+TEST(KernelOpts, DotTileForTransposedOperand) {
+  std::mt19937 rng(13);
+  struct Case { int64_t m, k, n; const char* expect; };
+  for (auto [unit, lanes] : std::vector<std::pair<VectorUnit, int64_t>>{{kAVX512, 16}, {VectorUnit{32, 16}, 8}}) {
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    int64_t rows = unit.registers / 2;  // 16 accumulators on AVX-512, 8 on AVX2
+    for (Case c : {Case{rows, 512, 256, ""}, Case{3, 512, 256, "SWAP(0, 1)"}, Case{256, 2048, 100, "BLOCK(0, "}}) {
+      Tensor x = rand_tensor(rng, {c.m, c.k}, dtypes::float32), w = rand_tensor(rng, {c.n, c.k}, dtypes::float32);
+      ScheduleItem si = kernel_of((x.reshape({c.m, 1, c.k}) * w.reshape({1, c.n, c.k})).sum({2}));
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string opts = opts_str(k.applied_opts()), what = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) + " " + opts;
+      int vd = k.vector_dim();
+      ASSERT_GE(vd, 0) << what;
+      EXPECT_EQ(k.axis_types()[vd], AxisType::UNROLL) << what;  // lanes along the reduce
+      EXPECT_EQ(k.full_shape()[vd], lanes) << what;
+      int64_t tile_rows = 1;
+      for (int d : k.dims_of(AxisType::UPCAST)) tile_rows *= k.full_shape()[d];
+      EXPECT_EQ(tile_rows, std::min(c.m == 3 ? int64_t{1} : c.m, rows)) << what;
+      EXPECT_THAT(opts, HasSubstr(c.expect)) << what;
+      expect_close(run(si, k.applied_opts()), run(si, {}), "dot tile " + what);
+    }
+  }
+  auto ren = avx512_renderer();
+  {  // with a bias added (a load contiguous along the columns, after the reduce): the same tile
+    Tensor x = rand_tensor(rng, {16, 512}, dtypes::float32), w = rand_tensor(rng, {256, 512}, dtypes::float32), b = rand_tensor(rng, {256}, dtypes::float32);
+    ScheduleItem si = kernel_of((x.reshape({16, 1, 512}) * w.reshape({1, 256, 512})).sum({2}) + b);
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    ASSERT_GE(k.vector_dim(), 0);
+    EXPECT_EQ(k.axis_types()[k.vector_dim()], AxisType::UNROLL) << opts_str(k.applied_opts());
+    expect_close(run(si, k.applied_opts()), run(si, {}), "dot tile with a bias " + opts_str(k.applied_opts()));
+  }
+  // a short reduce (64): lanes along the columns, as before
+  Tensor x = rand_tensor(rng, {100, 64}, dtypes::float32), w = rand_tensor(rng, {1000, 64}, dtypes::float32);
+  Kernel k(kernel_of((x.reshape({100, 1, 64}) * w.reshape({1, 1000, 64})).sum({2})).ast, *ren);
+  k.hand_coded_optimizations();
+  ASSERT_GE(k.vector_dim(), 0);
+  EXPECT_EQ(k.axis_types()[k.vector_dim()], AxisType::UPCAST) << opts_str(k.applied_opts());
+}
+
 namespace {
 // got(i, j) == the sum over t of x(i, t) * y(t, j), for i < m, t < k, j < n (a brute-force double sum)
 template <class G, class X, class Y>
