@@ -70,8 +70,7 @@ void Kernel::cache_block(int row, int col, int red) {
   constexpr int64_t kPanelBytes = 32 * 1024;
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
-  int red_axis = static_cast<int>(std::find(reduces.begin(), reduces.end(), red) - reduces.begin());
-  int row_axis = static_cast<int>(std::find(globals.begin(), globals.end(), row) - globals.begin());
+  int red_axis = axis_in(AxisType::REDUCE, red), row_axis = axis_in(AxisType::GLOBAL, row);
   if (red_axis == static_cast<int>(reduces.size()) || row_axis == static_cast<int>(globals.size())) return;
   int64_t unrolled = 1, rows = full[row], tile_cols = 1;
   for (int d : dims_of(AxisType::UNROLL)) unrolled *= full[d];
@@ -134,10 +133,6 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
   const int64_t max_accumulators = accumulators_for(ren_->vector_unit());
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
-  auto axis_in = [&](AxisType t, int d) {
-    auto ds = dims_of(t);
-    return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin());
-  };
   auto loads = [&](auto&& f) {
     for (size_t i = 0; i < num_views(); i++)
       if (is_load_view(i)) f(i);
@@ -244,22 +239,21 @@ bool Kernel::dot_tile(int64_t lanes, int col, int red) {
   for (int d : globals)
     if (d != col && full[d] > 1 && stride(w, d) == kBroadcast && stride(x, d) != kBroadcast) row = d;
   int64_t rows = row >= 0 ? pow2_divisor(full[row], accumulators_for(ren_->vector_unit())) : 1;
-  auto index_of = [](const std::vector<int>& ds, int d) { return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin()); };
   try {
     Kernel k = *this;
-    k.apply_opt({OptOps::UNROLL, index_of(dims_of(AxisType::REDUCE), red), v});
-    if (rows > 1) k.apply_opt({OptOps::UPCAST, index_of(globals, row), rows});
+    k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), v});
+    if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
     Shape kf = k.full_shape();
     std::vector<int> kreduces = k.dims_of(AxisType::REDUCE);
     int64_t itemsize = view_dtype(w).itemsize();
     if (row >= 0 && full[row] / rows >= 2) {  // several tiles of rows read all of w
       if (full[row] * full[red] * view_dtype(x).itemsize() <= kBlockBytes) {
         // x stays in the L2 cache: the columns go to the threads and the rows innermost, so w streams once
-        k.apply_opt({OptOps::SWAP, index_of(globals, row), index_of(globals, col)});
+        k.apply_opt({OptOps::SWAP, axis_in(AxisType::GLOBAL, row), axis_in(AxisType::GLOBAL, col)});
       } else if (full[col] * full[red] * itemsize > kBlockBytes && !kreduces.empty()) {
         int r = kreduces.back();  // the reduce's steps, v lanes each
         int64_t ideal = std::max<int64_t>(1, kBlockBytes / (full[col] * v * itemsize)), block = pow2_divisor(kf[r], ideal);
-        if (block >= 2 && block >= ideal / 2 && kf[r] >= 2 * block) k.apply_opt({OptOps::BLOCK, index_of(kreduces, r), block});
+        if (block >= 2 && block >= ideal / 2 && kf[r] >= 2 * block) k.apply_opt({OptOps::BLOCK, k.axis_in(AxisType::REDUCE, r), block});
       }
     }
     *this = std::move(k);
@@ -278,11 +272,6 @@ void Kernel::hand_coded_optimizations() {
   int lanes = std::max(1, unit.bytes / std::max(1, out.itemsize()));
   auto try_opt = [&](Opt o) {
     try { apply_opt(o); return true; } catch (const KernelOptError&) { return false; }
-  };
-  // the class index (among GLOBAL dims, or among REDUCE dims) of dim d
-  auto axis_in = [&](AxisType t, int d) {
-    auto ds = dims_of(t);
-    return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin());
   };
   auto contiguous_in_output = [&](int d) { return stride(output_view(), d) == std::optional<int64_t>{1}; };
   auto contiguous_in_a_load = [&](int d) {

@@ -138,6 +138,11 @@ std::vector<int> Kernel::dims_of(AxisType t) const {
   return r;
 }
 
+int Kernel::axis_in(AxisType t, int d) const {
+  std::vector<int> ds = dims_of(t);
+  return static_cast<int>(std::find(ds.begin(), ds.end(), d) - ds.begin());
+}
+
 std::optional<int64_t> Kernel::stride(size_t i, int d) const { return sts_[i].real_strides()[d]; }
 
 DType Kernel::view_dtype(size_t i) const { return view_dtypes_.at(i); }

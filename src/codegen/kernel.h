@@ -58,6 +58,8 @@ class Kernel {
 
   // The dims of one axis type, and the dim that becomes vector lanes (-1: none).
   std::vector<int> dims_of(AxisType t) const;
+  // dim d's position among the dims of type t (an Opt's axis); their count when d is not of type t
+  int axis_in(AxisType t, int d) const;
   int vector_dim() const;
   // The stride of dim `d` in buffer view `i` when it is affine (nullopt when not, or masked).
   std::optional<int64_t> stride(size_t i, int d) const;
