@@ -40,7 +40,7 @@ inline std::shared_ptr<tg::Renderer> avx512_renderer() { return with_vector_unit
 // A VIEW of `shape` (contiguous, or with `strides`).
 inline tg::UOpPtr view(const tg::Shape& shape, const std::optional<tg::Shape>& strides = std::nullopt) {
   using namespace tg;
-  return UOp::make(Ops::VIEW, dtypes::void_, {}, std::shared_ptr<const ArgObject>(std::make_shared<ShapeTracker>(std::vector<View>{View::create(shape, strides)})));
+  return UOp::make(Ops::VIEW, dtypes::void_, {}, std::shared_ptr<const ArgObject>(std::make_shared<ShapeTracker>(Views{View::create(shape, strides)})));
 }
 // float32 buffer i of the kernel (0: the output)
 inline tg::UOpPtr glob(int i) { return tg::UOp::make(tg::Ops::DEFINE_GLOBAL, tg::dtypes::float32.pointer(), {}, int64_t{i}); }

@@ -392,15 +392,15 @@ TEST(ShapeTracker, AddAndSimplify) {
   ASSERT_EQ(c.views.size(), 1u);
   expect_view(c.views[0], {2, 6}, {1, 4}, 1, std::nullopt);
   // a contiguous view on top merges when the bottom can be reshaped to it
-  ShapeTracker d(std::vector<View>{View::create({4, 5}).shrink({{1, 3}, {0, 5}}), View::create({10})});
+  ShapeTracker d(Views{View::create({4, 5}).shrink({{1, 3}, {0, 5}}), View::create({10})});
   ShapeTracker s = d.simplify();
   ASSERT_EQ(s.views.size(), 1u);
   expect_view(s.views[0], {10}, {1}, 5, std::nullopt);
   // row-flipped (2,3) read as (3,2): rows of the result straddle the flipped rows, no single view
-  ShapeTracker f(std::vector<View>{View::create({2, 3}).flip({true, false}), View::create({3, 2})});
+  ShapeTracker f(Views{View::create({2, 3}).flip({true, false}), View::create({3, 2})});
   EXPECT_EQ(f.simplify().views.size(), 2u);
   // a permute on top of a flip merges into one view
-  ShapeTracker g(std::vector<View>{View::create({2, 3}).flip({true, false}), View::create({2, 3}).permute({1, 0})});
+  ShapeTracker g(Views{View::create({2, 3}).flip({true, false}), View::create({2, 3}).permute({1, 0})});
   s = g.simplify();
   ASSERT_EQ(s.views.size(), 1u);
   expect_view(s.views[0], {3, 2}, {1, -3}, 3, std::nullopt);

@@ -133,9 +133,15 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   // a LazyBuffer's sources in the key: a view's base, an unrealized buffer's srcs
   auto n_sources = [](const LazyBuffer* x) { return x->is_view() ? 1 : x->realized() ? 0 : x->srcs.size(); };
   auto source = [](LazyBuffer* x, size_t i) { return x->is_view() ? x->base() : x->srcs[i].get(); };
-  std::vector<std::pair<LazyBuffer*, size_t>> stack;  // iterative post-order: sources before users
+  thread_local std::vector<std::pair<LazyBuffer*, size_t>> stack;  // iterative post-order: sources before users
+  stack.clear();
   const std::string* last_device = nullptr;
-  k.words.reserve(64);
+  // sized as this thread's last key (an eager loop makes the same graph again and again), within reason:
+  // a big graph's key must not make every small one after it allocate as much
+  thread_local size_t last_words = 64, last_nodes = 16, last_args = 4;
+  k.words.reserve(std::min<size_t>(last_words, 4096));
+  k.nodes.reserve(std::min<size_t>(last_nodes, 512));
+  k.args.reserve(std::min<size_t>(last_args, 512));
   for (const LBPtr& o : outs) {
     if (!index.find(o.get())) stack.emplace_back(o.get(), 0);
     while (!stack.empty()) {
@@ -161,6 +167,7 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
     k.words.push_back(static_cast<uint64_t>(*index.find(o.get())));
   }
   k.words.push_back(static_cast<uint64_t>(FUSE.value));
+  last_words = k.words.size(), last_nodes = k.nodes.size(), last_args = k.args.size();
   uint64_t h = k.words.size();
   for (uint64_t w : k.words) h = hash_combine(h, w);
   for (const Arg* a : k.args) h = hash_combine(h, arg_hash(*a));

@@ -85,13 +85,13 @@ View minify(const View& v) {
 
 ShapeTracker ShapeTracker::from_shape(const Shape& shape) { return from_view(View::create(shape)); }
 ShapeTracker ShapeTracker::from_view(View v) {
-  std::vector<View> views;  // not ShapeTracker({v}): an initializer list is copied from
+  Views views;  // not ShapeTracker({v}): an initializer list is copied from
   views.push_back(std::move(v));
   return ShapeTracker(std::move(views));
 }
 
 static ShapeTracker with_last(const ShapeTracker& st, View v) {
-  std::vector<View> views;
+  Views views;
   views.reserve(st.views.size());
   views.insert(views.end(), st.views.begin(), st.views.end() - 1);
   views.push_back(std::move(v));
@@ -100,7 +100,7 @@ static ShapeTracker with_last(const ShapeTracker& st, View v) {
 
 ShapeTracker ShapeTracker::reshape(const Shape& new_shape) const {
   if (auto v = views.back().reshape(new_shape)) return with_last(*this, *v);
-  std::vector<View> vs = views;
+  Views vs = views;
   vs.push_back(View::create(new_shape));
   return ShapeTracker(std::move(vs));
 }
@@ -129,7 +129,7 @@ const ShapeTracker& ShapeTracker::of(const UOp& view) {
 }
 
 ShapeTracker ShapeTracker::simplify() const {
-  std::vector<View> vs = views;
+  Views vs = views;
   while (vs.size() >= 2) {
     auto merged = vs[vs.size() - 2].merge_on_top(vs.back());
     if (!merged) break;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "helpers/pool.h"
 #include "tg/shape.h"
 #include "uop/uop.h"
 
@@ -42,11 +43,15 @@ struct View {
   std::string str() const;
 };
 
+// A tracker's views. Nearly every tracker has one, made and dropped with each lazy op: its block is
+// recycled (helpers/pool.h) rather than returned to malloc.
+using Views = std::vector<View, recycled::Allocator<View>>;
+
 struct ShapeTracker final : ArgObject {
-  std::vector<View> views;
+  Views views;
 
   ShapeTracker() = default;
-  explicit ShapeTracker(std::vector<View> v) : views(std::move(v)) {}
+  explicit ShapeTracker(Views v) : views(std::move(v)) {}
   static ShapeTracker from_shape(const Shape& shape);
   static ShapeTracker from_view(View v);  // one view, moved in
 

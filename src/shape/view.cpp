@@ -160,6 +160,10 @@ View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offs
     v.strides = Shape(shape.size(), 0);
     return v;
   }
+  if ((!strides || strides->empty()) && offset == 0 && !mask) {  // the contiguous view of shape, the usual case
+    v.strides = strides_for_shape(shape);
+    return v;
+  }
   v.strides = strides && !strides->empty() ? std::move(*strides) : strides_for_shape(shape);
   TG_ASSERT(v.strides.size() == shape.size(), "View::create: ", shape_str(shape), " vs strides ", shape_str(v.strides));
   for (size_t i = 0; i < shape.size(); i++)
