@@ -539,6 +539,35 @@ TEST(ThreadPool, CallerRunsChunksNoWorkerTook) {
   EXPECT_EQ(seen, std::vector<int>(8, 1));
 }
 
+// team(): all members run at once (each waits here for the others), each tid once, the caller as tid 0;
+// back to back, and from inside a chunk (one member there).
+TEST(ThreadPool, TeamRunsEveryMemberAtOnce) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 500; round++) {
+      std::atomic<int> arrived{0};
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(threads));
+      std::atomic<bool> caller_is_zero{false}, timed_out{false};
+      std::thread::id caller = std::this_thread::get_id();
+      pool.team([&](int tid, int n) {
+        ASSERT_EQ(n, threads);
+        seen[static_cast<size_t>(tid)]++;
+        if (tid == 0) caller_is_zero = std::this_thread::get_id() == caller;
+        arrived++;
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (arrived.load() < n)
+          if (std::chrono::steady_clock::now() > until) { timed_out = true; return; }
+      });
+      ASSERT_FALSE(timed_out) << threads << " threads, round " << round << ": a member never came";
+      ASSERT_TRUE(caller_is_zero);
+      for (auto& c : seen) ASSERT_EQ(c.load(), 1);
+    }
+    std::atomic<int> inner_members{0};
+    pool.parallel_for(threads, [&](int64_t, int64_t) { pool.team([&](int, int n) { EXPECT_EQ(n, 1); inner_members++; }); });
+    EXPECT_EQ(inner_members.load(), threads);
+  }
+}
+
 TEST(ThreadPool, GlobalPoolSize) {
   // env THREADS when set, else one thread per hardware thread
   int want = getenv("THREADS", static_cast<int>(std::thread::hardware_concurrency()));

@@ -24,19 +24,44 @@ template <class Done> bool spin_until(Done done) {
 }
 }  // namespace
 
-// A chunk that itself calls parallel_for would wait on tasks queued behind it, with every worker
-// possibly doing the same: nested calls run serially instead.
-static thread_local bool in_pool_worker = false;
+// Set on the workers, and on a caller while it runs chunks: a parallel_for from a chunk would wait for
+// threads that may be running its caller's chunks, so it runs serially.
+static thread_local bool in_job = false;
+
+// One parallel_for (or team): chunks of [0, n), claimed in order by whichever thread comes next. It lives
+// on the caller's stack; the caller returns only when no worker can touch it any more (active_).
+struct ThreadPool::Job {
+  Job(const std::function<void(int64_t, int64_t)>& f, int64_t n, int64_t chunks) : f(f), n(n), chunks(chunks) {}
+  const std::function<void(int64_t, int64_t)>& f;
+  const int64_t n, chunks;
+  std::atomic<int64_t> next{1};  // chunk 0 is the caller's
+  std::atomic<int> done{0};      // chunks finished (a 32-bit atomic: wait() is a futex on it)
+  std::mutex error_mu;
+  std::exception_ptr error;
+
+  int64_t bound(int64_t i) const { return i * (n / chunks) + std::min(i, n % chunks); }  // balanced chunks
+  void run(int64_t i) {
+    try {
+      f(bound(i), bound(i + 1));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+    }
+    done.fetch_add(1, std::memory_order_acq_rel);
+    done.notify_all();  // a caller may sleep on it (cheap when none does)
+  }
+  void claim_and_run() {
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) run(i);
+  }
+};
 
 ThreadPool::ThreadPool(int nthreads) {
   for (int i = 1; i < nthreads; i++) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  stop_ = true;
+  { std::lock_guard<std::mutex> lock(mu_); }  // a worker between its check and its wait is now waiting
   cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
@@ -50,83 +75,75 @@ ThreadPool& ThreadPool::global() {
 }
 
 void ThreadPool::worker_loop() {
-  in_pool_worker = true;
+  in_job = true;
+  uint64_t seen = 0;  // the generation when the pool started: a job published before this thread runs is news
+  auto news = [&] { return generation_.load() != seen || stop_.load(); };
   for (;;) {
-    std::function<void()> task;
-    spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
-    {
+    if (!spin_until(news)) {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopping, and nothing left to run
-      task = std::move(tasks_.front().run);
-      tasks_.pop_front();
-      queued_.fetch_sub(1, std::memory_order_relaxed);
+      sleeping_++;  // before news() is checked again under the lock: a publisher that misses it sees this
+      cv_.wait(lock, news);
+      sleeping_--;
     }
-    task();
+    if (stop_) return;
+    seen = generation_.load();
+    // announce before looking: a caller that cleared job_ and then sees active_ == 0 knows no worker holds it
+    active_++;
+    if (Job* job = job_.load()) job->claim_and_run();
+    active_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+void ThreadPool::run(Job& job) {
+  job_.store(&job);
+  generation_++;
+  if (sleeping_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    cv_.notify_all();
+  }
+  in_job = true;
+  job.run(0);
+  job.claim_and_run();  // chunks no worker has claimed yet
+  in_job = false;
+  auto finished = [&] { return job.done.load(std::memory_order_acquire) == job.chunks; };
+  if (!spin_until(finished))
+    for (int d; (d = job.done.load(std::memory_order_acquire)) != job.chunks;) job.done.wait(d);
+  job_.store(nullptr);
+  // a worker that read job_ before it was cleared may still be in it (finishing its notify, or finding
+  // no chunk left): it leaves at once, but may first have to get a core back
+  for (int i = 0; active_.load() != 0; i++) {
+    if (i < 1000) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
   }
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
   int64_t chunks = std::min<int64_t>(n, size());
-  if (chunks <= 1 || in_pool_worker) { f(0, n); return; }
-
-  // Lives on this stack frame: we return only after every task has signalled `done`.
-  struct Join {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::atomic<int64_t> remaining{0};  // changed under mu; read without it while the caller spins
-    std::exception_ptr error;
-  } join;
-  join.remaining = chunks - 1;
-  auto bounds = [&](int64_t i) { return i * (n / chunks) + std::min(i, n % chunks); };  // balanced chunks
-
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int64_t i = 1; i < chunks; i++)
-      tasks_.push_back({&join, [&join, &f, b = bounds(i), e = bounds(i + 1)] {
-        std::exception_ptr err;
-        try { f(b, e); } catch (...) { err = std::current_exception(); }
-        std::lock_guard<std::mutex> l(join.mu);
-        if (err && !join.error) join.error = err;
-        // notify under the lock: once the caller sees remaining == 0 it destroys `join`
-        if (--join.remaining == 0) join.cv.notify_one();
-      }});
-    queued_.fetch_add(chunks - 1, std::memory_order_release);
-  }
-  cv_.notify_all();
-
-  std::exception_ptr mine;
-  try { f(bounds(0), bounds(1)); } catch (...) { mine = std::current_exception(); }
-  while (std::function<void()> task = take(&join)) task();  // (a task stores its own exception)
-  spin_until([&] { return join.remaining.load(std::memory_order_acquire) == 0; });
-  // taking the lock also waits for the last task to leave it: only then may `join` go away
-  std::unique_lock<std::mutex> lock(join.mu);
-  join.cv.wait(lock, [&] { return join.remaining == 0; });
-  if (mine) std::rethrow_exception(mine);
-  if (join.error) std::rethrow_exception(join.error);
-}
-
-std::function<void()> ThreadPool::take(const void* owner) {
-  if (queued_.load(std::memory_order_acquire) == 0) return {};
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = tasks_.begin(); it != tasks_.end(); ++it)
-    if (it->owner == owner) {
-      std::function<void()> task = std::move(it->run);
-      tasks_.erase(it);
-      queued_.fetch_sub(1, std::memory_order_relaxed);
-      return task;
-    }
-  return {};
+  std::unique_lock<std::mutex> pool(call_mu_, std::defer_lock);
+  if (chunks <= 1 || in_job || !pool.try_lock()) { f(0, n); return; }
+  Job job(f, n, chunks);
+  run(job);
+  pool.unlock();
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 void ThreadPool::team(const std::function<void(int, int)>& f) {
-  if (size() == 1 || in_pool_worker) { f(0, 1); return; }
-  std::lock_guard<std::mutex> lock(team_mu_);
+  std::unique_lock<std::mutex> pool(call_mu_, std::defer_lock);
+  if (size() == 1 || in_job || !pool.try_lock()) { f(0, 1); return; }
+  // every member is a chunk; a member waits for the others (its barrier) before it returns, so no thread
+  // claims a second one, and the n - 1 workers take one each
   int n = size();
-  // every chunk is one member, and a worker runs one member until it returns: the n - 1 queued members
-  // are taken by n - 1 distinct workers
-  parallel_for(n, [&](int64_t b, int64_t) { f(static_cast<int>(b), n); });
+  std::function<void(int64_t, int64_t)> member = [&](int64_t b, int64_t) { f(static_cast<int>(b), n); };
+  Job job(member, n, n);
+  run(job);
+  pool.unlock();
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) { ThreadPool::global().parallel_for(n, f); }
