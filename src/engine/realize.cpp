@@ -298,6 +298,17 @@ CommandQueue::CommandQueue(std::vector<ExecItem> items) {
 }
 
 void CommandQueue::operator()(std::vector<std::string>* trace) {
+  auto log = [&](const std::string& d, const char* kind) { if (trace) trace->push_back(d + ": " + kind); };
+  auto run = [&](const std::string& device, const ExecItem& ei) {
+    ei.run();
+    log(device, ei.prg->is_kernel ? "KERNEL" : dynamic_cast<BufferCopy*>(ei.prg.get()) ? "COPY" : "ASSIGN");
+  };
+  // One device and nothing to synchronize (every eager realize on one device): its items in order, as
+  // the round-robin below would run them, without copying the queue
+  if (q_.size() == 1 && std::all_of(q_[0].second.begin(), q_[0].second.end(), [](const QueueItem& it) { return std::holds_alternative<ExecItem>(it); })) {
+    for (const QueueItem& it : q_[0].second) run(q_[0].first, std::get<ExecItem>(it));
+    return;
+  }
   std::map<std::string, std::deque<QueueItem>> q;
   std::deque<std::string> active;
   for (auto& [d, items] : q_) {
@@ -306,7 +317,6 @@ void CommandQueue::operator()(std::vector<std::string>* trace) {
   }
   std::map<SyncItem*, std::vector<std::string>> waiting;
   std::unordered_set<SyncItem*> seen;
-  auto log = [&](const std::string& d, const char* kind) { if (trace) trace->push_back(d + ": " + kind); };
   while (!active.empty()) {
     std::string device = active.front();
     active.pop_front();
@@ -338,9 +348,7 @@ void CommandQueue::operator()(std::vector<std::string>* trace) {
       }
       log(device, "WAIT");
     } else {
-      const ExecItem& ei = std::get<ExecItem>(it);
-      ei.run();
-      log(device, ei.prg->is_kernel ? "KERNEL" : dynamic_cast<BufferCopy*>(ei.prg.get()) ? "COPY" : "ASSIGN");
+      run(device, std::get<ExecItem>(it));
     }
     active.push_back(device);
   }

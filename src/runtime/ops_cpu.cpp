@@ -283,19 +283,18 @@ class CPUProgram final : public Program {
 
   double operator()(const std::vector<void*>& bufs, const std::vector<int64_t>& vals,
                     const std::vector<int64_t>& global_size, const std::vector<int64_t>&, bool wait) override {
-    std::vector<void*> b(bufs);
-    std::vector<long long> v(vals.begin(), vals.end());
+    std::vector<long long> v(vals.begin(), vals.end());  // (no allocation for the usual none)
     int64_t n = global_size.empty() ? 1 : global_size[0];
     TG_ASSERT(n >= 0, "CPU: kernel '", name_, "' has a negative global size ", n);
     auto t0 = std::chrono::steady_clock::now();
-    KernelFn fn = fn_;
-    void** bp = b.data();
-    const long long* vp = v.data();
+    // the kernel reads the pointer array and never writes it
+    struct Call { KernelFn fn; void** bufs; const long long* vals; } call{fn_, const_cast<void**>(bufs.data()), v.data()};
     bool small = est_ops_ > 0 && est_ops_ < kMinParallelOps;
     if (n < 2 || small) {
-      fn(bp, vp, 0, n);
+      call.fn(call.bufs, call.vals, 0, n);
     } else {
-      parallel_for(n, [=](int64_t s, int64_t e) { fn(bp, vp, s, e); });
+      // captured by reference: the std::function holds one pointer, in place
+      parallel_for(n, [&call](int64_t s, int64_t e) { call.fn(call.bufs, call.vals, s, e); });
     }
     if (!wait) return 0;
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
