@@ -259,6 +259,10 @@ std::vector<std::string> Device::backends() {
 }
 
 std::string Device::canonicalize(const std::string& name) {
+  // Every op that makes a constant asks again for the same name: the last answer is kept (per thread; a
+  // known device stays known, as factories are never removed).
+  thread_local std::string last_name, last_canonical;
+  if (!last_canonical.empty() && name == last_name) return last_canonical;
   std::string n = upper(name);
   if (n.size() > 2 && n.compare(n.size() - 2, 2, ":0") == 0) n.resize(n.size() - 2);
   std::string prefix = n.substr(0, n.find(':'));
@@ -270,6 +274,8 @@ std::string Device::canonicalize(const std::string& name) {
     TG_CHECK(!idx.empty() && std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }),
              "Device: bad device index in '", name, "' (expected e.g. ", prefix, ":1)");
   }
+  last_name = name;
+  last_canonical = n;
   return n;
 }
 
