@@ -477,13 +477,15 @@ TEST(KernelOpts, PanelMatmul) {
     expect_sums(at(GA, k), at(R, n), at_t(W, n), m, n, k, 1e-4, 1e-5, "a.grad");
     expect_sums(at(GW, n), at_t(A, k), at(R, n), k, m, n, 1e-4, 1e-5, "w.grad");
   }
-  {  // a linear layer (the weight transposed: the panels gather its columns) of a broadcast input
-    Tensor x = rand_tensor(rng, {1, 300}, dtypes::float32).expand({96, 300}), wt = rand_tensor(rng, {256, 300}, dtypes::float32);
+  // a linear layer (the weight transposed: the panels gather its columns) of a broadcast input; a
+  // transposed weight is copied for a short reduce too (down to 8), with few rows or a reduce of 4 not
+  for (auto [ms, k, kernels_want] : std::vector<std::tuple<int64_t, int64_t, size_t>>{{96, 300, 2}, {96, 64, 2}, {70, 8, 2}, {96, 4, 1}, {32, 64, 1}}) {
+    Tensor x = rand_tensor(rng, {1, k}, dtypes::float32).expand({ms, k}), wt = rand_tensor(rng, {256, k}, dtypes::float32);
     Tensor out = x.linear(wt);
-    EXPECT_EQ(kernels(out).size(), 2u);
+    EXPECT_EQ(kernels(out).size(), kernels_want) << ms << "x" << k << " @ (256x" << k << ").T";
     std::vector<float> X = x.tolist<float>(), WT = wt.tolist<float>(), O = out.tolist<float>();
-    expect_sums([&](int64_t i, int64_t j) { return double(O[i * 256 + j]); }, [&](int64_t i, int64_t t) { return double(X[i * 300 + t]); },
-                [&](int64_t t, int64_t j) { return double(WT[j * 300 + t]); }, 96, 300, 256, 1e-4, 1e-5, "linear");
+    expect_sums([&, k = k](int64_t i, int64_t j) { return double(O[i * 256 + j]); }, [&, k = k](int64_t i, int64_t t) { return double(X[i * k + t]); },
+                [&, k = k](int64_t t, int64_t j) { return double(WT[j * k + t]); }, ms, k, 256, 1e-4, 1e-5, "linear");
   }
   {  // float64: panels of two 8-lane vectors
     Tensor a = rand_tensor(rng, {70, 260}, dtypes::float64), w = rand_tensor(rng, {260, 128}, dtypes::float64);

@@ -11,11 +11,16 @@ namespace {
 // kernel reading w's own rows, N elements apart, loses a third of its speed to cache conflicts). W is
 // the device's (Renderer::matmul_panel; 0: not packed). Each output is the same sum of the same
 // products; the order of the additions is the kernel's, as with any other choice of opts.
+// A w read across its rows (w.T of a row-major matrix, as every Linear layer's weight is) is copied for
+// any reduce of 8 or more: without the copy the product gathers each vector of w from separate rows,
+// 2-5x slower than the copy and the product together even at a reduce of 16 (Emerald Rapids; at 4 the
+// copy no longer pays).
 std::optional<Tensor> panel_matmul(const Tensor& a, const Tensor& w) {
-  constexpr int64_t kMinRows = 64, kMinReduce = 256, kMinPanels = 8;
+  constexpr int64_t kMinRows = 64, kMinReduce = 256, kMinReduceAcrossRows = 8, kMinPanels = 8;
   if (a.ndim() < 2 || w.ndim() != 2 || a.dtype() != w.dtype() || a.device() != w.device()) return std::nullopt;
   int64_t k = w.shape()[0], n = w.shape()[1], m = a.numel() / std::max<int64_t>(k, 1);
-  if (m < kMinRows || k < kMinReduce) return std::nullopt;
+  bool across_rows = w.lazydata()->st.real_strides()[1] != std::optional<int64_t>{1};
+  if (m < kMinRows || k < (across_rows ? kMinReduceAcrossRows : kMinReduce)) return std::nullopt;
   Compiled& dev = Device::get(w.device());
   int64_t width = dev.has_renderer() ? dev.renderer().matmul_panel(w.dtype()) : 0;
   if (width < 2 || n < kMinPanels * width) return std::nullopt;
