@@ -440,6 +440,37 @@ void expect_sums(G got, X x, Y y, int64_t m, int64_t k, int64_t n, double atol, 
 }
 }  // namespace
 
+// A transpose gets a square tile (lanes x lanes: whole vectors loaded along the input's contiguous dim
+// become whole vectors stored along the output's) rather than gathering each vector from 16 rows; not
+// where the gathered lines stay cached (short output rows, not 4 KB apart), nor with an input that
+// is not strided along the output (an elementwise op, a broadcast). Values equal NOOPT's exactly.
+TEST(KernelOpts, SquareTileForTransposes) {
+  std::mt19937 rng(14);
+  for (auto [unit, lanes] : std::vector<std::pair<VectorUnit, int64_t>>{{kAVX512, 16}, {VectorUnit{32, 16}, 8}}) {
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    struct Case { Shape shape; std::vector<int> order; int64_t tile; };  // tile: lanes of the second upcast (1: none)
+    for (Case c : {Case{{96, 128}, {1, 0}, lanes}, Case{{3, 64, 80}, {0, 2, 1}, lanes}, Case{{2, 32, 1024}, {0, 2, 1}, lanes},
+                   Case{{2, 32, 576}, {0, 2, 1}, 1}, Case{{64, 36}, {1, 0}, 4}}) {
+      Tensor x = rand_tensor(rng, c.shape, dtypes::float32);
+      ScheduleItem si = kernel_of(x.permute(c.order).contiguous());
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string what = shape_str(c.shape) + " " + opts_str(k.applied_opts());
+      std::vector<int> ups = k.dims_of(AxisType::UPCAST);
+      ASSERT_EQ(ups.size(), c.tile > 1 ? 2u : 1u) << what;
+      EXPECT_EQ(k.full_shape()[ups[0]], lanes) << what;
+      if (c.tile > 1) { EXPECT_EQ(k.full_shape()[ups[1]], c.tile) << what; }
+      std::vector<double> got = run(si, k.applied_opts()), want = run(si, {});
+      EXPECT_EQ(got, want) << what;
+    }
+    // no input strided along the output's rows: one vector wide, as before
+    Tensor a = rand_tensor(rng, {96, 128}, dtypes::float32), b = rand_tensor(rng, {128}, dtypes::float32);
+    Kernel k(kernel_of(a + b).ast, *ren);
+    k.hand_coded_optimizations();
+    EXPECT_EQ(k.dims_of(AxisType::UPCAST).size(), 1u) << opts_str(k.applied_opts());
+  }
+}
+
 // A large product by a matrix reads the matrix from a copy in column panels (Tensor::matmul): two
 // kernels, the product's rows innermost with no cache blocks (a panel is one stream), and the values and
 // gradients of a plain matmul (brute-force sums here). Small, narrow or integer products are one kernel.
