@@ -80,6 +80,10 @@ class TinyJit:
     return flat
 
   def _inputs(self, args, kwargs):
+    # positional arguments only (the usual replay): in the parameters' order already, as binding them would
+    # say (a replay's fixed cost was half signature binding)
+    if not kwargs:
+      return list(args) if all(isinstance(x, Tensor) for x in args) else _tensors_in(list(args), [])
     # by parameter, in the signature's order: f(a, b) and f(b=.., a=..) pass the same inputs in the same order
     if self._signature is not None:
       try:
