@@ -1,5 +1,5 @@
 // The realize path: realize from several threads (one engine lock), the bounded method cache, kernel
-// names that do not depend on the order kernels were first seen.
+// names that do not depend on the order kernels were first seen, no schedule for what is realized.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +12,7 @@
 
 #include "engine/realize.h"
 #include "engine/schedule.h"
+#include "tg/helpers.h"
 #include "tg/tensor.h"
 
 using namespace tg;
@@ -130,4 +131,24 @@ TEST(MethodCache, KernelSourceDoesNotDependOnWhatRanBefore) {
   EXPECT_EQ(a_first, a_after_b);
   EXPECT_EQ(b_second, b_after_a);
   EXPECT_EQ(get_runner("CPU", a)->display_name, get_runner("CPU", b)->display_name);
+}
+
+// Realizing what is realized already (a parameter, x.realize() twice, a view of a realized buffer) makes
+// no schedule; anything unrealized among the tensors does, and is computed.
+TEST(Realize, RealizedTensorsMakeNoSchedule) {
+  Tensor a = Tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}).realize();
+  Tensor b = (a * 2).realize();
+  GlobalCounters::reset();
+  a.realize();
+  b.realize();
+  Tensor::corealize({a, b, b.transpose(0, 1)});
+  EXPECT_EQ(GlobalCounters::schedules, 0);
+  Tensor c = a + b;
+  Tensor::corealize({a, c});
+  EXPECT_EQ(GlobalCounters::schedules, 1);
+  EXPECT_EQ(c.tolist<float>(), (std::vector<float>{3, 6, 9, 12, 15, 18}));
+  Tensor k = Tensor::full({2}, 7.0);  // an unrealized constant is not realized: it gets its schedule
+  k.realize();
+  EXPECT_EQ(GlobalCounters::schedules, 2);
+  EXPECT_EQ(k.tolist<float>(), (std::vector<float>{7, 7}));
 }

@@ -383,6 +383,8 @@ std::recursive_mutex& realize_lock() {
 
 void realize_lazy(const std::vector<LBPtr>& outs) {
   std::lock_guard<std::recursive_mutex> lock(realize_lock());
+  // all realized already (a parameter, x.realize() again): their schedule is empty, no need to make it
+  if (std::all_of(outs.begin(), outs.end(), [](const LBPtr& o) { return o->base()->realized(); })) return;
   run_schedule(create_schedule(outs));
 }
 
