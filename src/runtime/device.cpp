@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -260,9 +261,14 @@ std::vector<std::string> Device::backends() {
 
 std::string Device::canonicalize(const std::string& name) {
   // Every op that makes a constant asks again for the same name: the last answer is kept (per thread; a
-  // known device stays known, as factories are never removed).
-  thread_local std::string last_name, last_canonical;
-  if (!last_canonical.empty() && name == last_name) return last_canonical;
+  // known device stays known, as factories are never removed), in plain arrays: trivially destructible,
+  // so still usable from a static's destructor after this thread's objects are gone.
+  struct Memo {
+    char name[32], canonical[32];
+    size_t name_len = 0, canonical_len = 0;
+  };
+  thread_local Memo last;
+  if (last.canonical_len && name.compare(0, std::string::npos, last.name, last.name_len) == 0) return std::string(last.canonical, last.canonical_len);
   std::string n = upper(name);
   if (n.size() > 2 && n.compare(n.size() - 2, 2, ":0") == 0) n.resize(n.size() - 2);
   std::string prefix = n.substr(0, n.find(':'));
@@ -274,8 +280,11 @@ std::string Device::canonicalize(const std::string& name) {
     TG_CHECK(!idx.empty() && std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }),
              "Device: bad device index in '", name, "' (expected e.g. ", prefix, ":1)");
   }
-  last_name = name;
-  last_canonical = n;
+  if (name.size() <= sizeof last.name && n.size() <= sizeof last.canonical) {
+    std::memcpy(last.name, name.data(), name.size());
+    std::memcpy(last.canonical, n.data(), n.size());
+    last.name_len = name.size(), last.canonical_len = n.size();
+  }
   return n;
 }
 

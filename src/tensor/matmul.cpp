@@ -1,4 +1,6 @@
 // Matrix products.
+#include <cstdlib>
+
 #include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "tensor/internal.h"
@@ -19,7 +21,8 @@ std::optional<Tensor> panel_matmul(const Tensor& a, const Tensor& w) {
   constexpr int64_t kMinRows = 64, kMinReduce = 256, kMinReduceAcrossRows = 8, kMinPanels = 8;
   if (a.ndim() < 2 || w.ndim() != 2 || a.dtype() != w.dtype() || a.device() != w.device()) return std::nullopt;
   int64_t k = w.shape()[0], n = w.shape()[1], m = a.numel() / std::max<int64_t>(k, 1);
-  bool across_rows = w.lazydata()->st.real_strides()[1] != std::optional<int64_t>{1};
+  std::optional<int64_t> column_stride = w.lazydata()->st.real_strides()[1];  // (0: a broadcast w, nothing to gather)
+  bool across_rows = column_stride && std::abs(*column_stride) > 1;
   if (m < kMinRows || k < (across_rows ? kMinReduceAcrossRows : kMinReduce)) return std::nullopt;
   Compiled& dev = Device::get(w.device());
   int64_t width = dev.has_renderer() ? dev.renderer().matmul_panel(w.dtype()) : 0;
