@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "helpers/pool.h"
+#include "helpers/recycle.h"
 #include "helpers/teardown.h"
 #include "tg/error.h"
 #include "uop/exec_alu.h"
@@ -19,7 +19,7 @@ LazyBuffer::~LazyBuffer() {
 }
 
 LBPtr LazyBuffer::metaop(Ops op, const Shape& shape, DType dtype, const std::string& device, Arg arg, std::vector<LBPtr> srcs) {
-  auto lb = make_pooled<LazyBuffer>(device, ShapeTracker::from_shape(shape), dtype, nullptr);
+  auto lb = make_recycled<LazyBuffer>(device, ShapeTracker::from_shape(shape), dtype, nullptr);
   lb->op = op;
   lb->arg = std::move(arg);
   lb->srcs = std::move(srcs);
@@ -27,7 +27,7 @@ LBPtr LazyBuffer::metaop(Ops op, const Shape& shape, DType dtype, const std::str
     int64_t bytes = 0;
     TG_CHECK(!__builtin_mul_overflow(prod(shape), int64_t{dtype.itemsize()}, &bytes), "shape ", shape_str(shape), " of ",
              dtype.name(), " has too many bytes (more than 2^63)");
-    lb->buffer = make_pooled<Buffer>(device, static_cast<size_t>(prod(shape)), dtype);
+    lb->buffer = make_recycled<Buffer>(device, static_cast<size_t>(prod(shape)), dtype);
   }
   return lb;
 }
@@ -41,7 +41,7 @@ LBPtr LazyBuffer::from_host(const void* data, const Shape& shape, DType dtype) {
 
 LBPtr LazyBuffer::from_buffer(std::shared_ptr<Buffer> buffer, const Shape& shape) {
   TG_ASSERT(buffer && buffer->is_allocated() && static_cast<int64_t>(buffer->size) == prod(shape), "from_buffer: ", shape_str(shape));
-  auto lb = make_pooled<LazyBuffer>(buffer->device, ShapeTracker::from_shape(shape), buffer->dtype, nullptr);
+  auto lb = make_recycled<LazyBuffer>(buffer->device, ShapeTracker::from_shape(shape), buffer->dtype, nullptr);
   lb->op = Ops::EMPTY;
   lb->buffer = std::move(buffer);
   return lb;
@@ -65,7 +65,7 @@ LBPtr LazyBuffer::view(ShapeTracker new_st) const {
   const LazyBuffer* b = base();
   // a view that is exactly its base is the base
   if (new_st.contiguous() && new_st.shape() == b->shape()) return base_ptr();
-  return make_pooled<LazyBuffer>(device, std::move(new_st), dtype, base_ptr());
+  return make_recycled<LazyBuffer>(device, std::move(new_st), dtype, base_ptr());
 }
 
 bool LazyBuffer::is_unpadded_const() const {

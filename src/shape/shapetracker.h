@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "helpers/pool.h"
+#include "helpers/recycle.h"
 #include "tg/shape.h"
 #include "uop/uop.h"
 
@@ -44,8 +44,8 @@ struct View {
 };
 
 // A tracker's views. Nearly every tracker has one, made and dropped with each lazy op: its block is
-// recycled (helpers/pool.h) rather than returned to malloc.
-using Views = std::vector<View, recycled::Allocator<View>>;
+// recycled (helpers/recycle.h) rather than returned to malloc.
+using Views = std::vector<View, recycle::Allocator<View>>;
 
 struct ShapeTracker final : ArgObject {
   Views views;

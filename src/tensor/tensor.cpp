@@ -8,7 +8,7 @@
 
 #include "engine/realize.h"
 #include "engine/schedule.h"
-#include "helpers/pool.h"
+#include "helpers/recycle.h"
 #include "lazy/lazybuffer.h"
 #include "runtime/device.h"
 #include "tensor/capture.h"
@@ -27,7 +27,7 @@ Tensor Tensor::wrap(std::shared_ptr<TensorImpl> impl) {
   return t;
 }
 
-Tensor::Tensor(std::shared_ptr<LazyBuffer> lb, std::optional<bool> requires_grad) : impl_(make_pooled<TensorImpl>()) {
+Tensor::Tensor(std::shared_ptr<LazyBuffer> lb, std::optional<bool> requires_grad) : impl_(make_recycled<TensorImpl>()) {
   impl_->lazydata = std::move(lb);
   impl_->requires_grad = requires_grad;
 }

@@ -1,4 +1,4 @@
-// make_pooled<T>(args...): std::make_shared, with the block recycled by the calling thread.
+// make_recycled<T>(args...): std::make_shared, with the block recycled by the calling thread.
 //
 // Every eager op makes and drops a few LazyBuffers, Buffers and TensorImpls. glibc's per-thread cache
 // keeps only 7 free blocks of a size, so dropping a graph of a few dozen nodes sends the rest through
@@ -16,7 +16,7 @@
 
 namespace tg {
 
-namespace recycled {
+namespace recycle {
 
 #if defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kRecycle = false;
@@ -91,11 +91,11 @@ struct Allocator {
   bool operator==(const Allocator<U>&) const noexcept { return true; }
 };
 
-}  // namespace recycled
+}  // namespace recycle
 
 template <class T, class... Args>
-std::shared_ptr<T> make_pooled(Args&&... args) {
-  return std::allocate_shared<T>(recycled::Allocator<T>{}, std::forward<Args>(args)...);
+std::shared_ptr<T> make_recycled(Args&&... args) {
+  return std::allocate_shared<T>(recycle::Allocator<T>{}, std::forward<Args>(args)...);
 }
 
 }  // namespace tg
