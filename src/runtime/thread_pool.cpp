@@ -94,7 +94,9 @@ void ThreadPool::worker_loop() {
   }
 }
 
-void ThreadPool::run(Job& job) {
+bool ThreadPool::run(Job& job) {
+  std::unique_lock<std::mutex> pool(call_mu_, std::try_to_lock);
+  if (in_job || !pool.owns_lock()) return false;
   job_.store(&job);
   generation_++;
   if (sleeping_.load() > 0) {
@@ -120,30 +122,23 @@ void ThreadPool::run(Job& job) {
       std::this_thread::yield();
     }
   }
+  if (job.error) std::rethrow_exception(job.error);
+  return true;
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
-  int64_t chunks = std::min<int64_t>(n, size());
-  std::unique_lock<std::mutex> pool(call_mu_, std::defer_lock);
-  if (chunks <= 1 || in_job || !pool.try_lock()) { f(0, n); return; }
-  Job job(f, n, chunks);
-  run(job);
-  pool.unlock();
-  if (job.error) std::rethrow_exception(job.error);
+  Job job(f, n, std::min<int64_t>(n, size()));
+  if (job.chunks <= 1 || !run(job)) f(0, n);
 }
 
 void ThreadPool::team(const std::function<void(int, int)>& f) {
-  std::unique_lock<std::mutex> pool(call_mu_, std::defer_lock);
-  if (size() == 1 || in_job || !pool.try_lock()) { f(0, 1); return; }
   // every member is a chunk; a member waits for the others (its barrier) before it returns, so no thread
   // claims a second one, and the n - 1 workers take one each
   int n = size();
   std::function<void(int64_t, int64_t)> member = [&](int64_t b, int64_t) { f(static_cast<int>(b), n); };
   Job job(member, n, n);
-  run(job);
-  pool.unlock();
-  if (job.error) std::rethrow_exception(job.error);
+  if (n == 1 || !run(job)) f(0, 1);
 }
 
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) { ThreadPool::global().parallel_for(n, f); }

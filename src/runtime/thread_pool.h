@@ -43,7 +43,9 @@ class ThreadPool {
  private:
   struct Job;
   void worker_loop();
-  void run(Job& job);  // publishes job, runs chunks of it, and returns when no thread is in it
+  // Publishes job, runs chunks of it, and returns when no thread is in it (rethrowing a chunk's
+  // exception); false, having run nothing, inside a chunk or while another thread's job holds the pool.
+  bool run(Job& job);
   std::vector<std::thread> workers_;
   std::mutex call_mu_;                 // held by the caller whose job runs
   std::atomic<Job*> job_{nullptr};     // the running job, if any
