@@ -27,6 +27,15 @@ TEST(BadInputsIntDiv, ByScalarZero) { expect_ref(Tensor({9, -9}).idiv(Tensor(0))
 TEST(BadInputsIntDiv, MixedFolded) {
   expect_ref((Tensor::full({2}, 7, dtypes::int32) + Tensor({0, 1})).idiv(Tensor::full({2}, 0, dtypes::int32)), int_div_mixed_folded);
 }
+// a % 0 == a for integers (idiv's a / 0 == 0), where torch raises; never a trap, also for the most negative
+// dividend, folded or from the host
+TEST(BadInputsIntDiv, ModByZero) {
+  EXPECT_EQ((Tensor({7, -7, 0, INT32_MIN}) % Tensor({0, 0, 0, 0})).tolist<int>(), (std::vector<int>{7, -7, 0, INT32_MIN}));
+  EXPECT_EQ((Tensor::full({2}, -9, dtypes::int32) % Tensor::full({2}, 0, dtypes::int32)).tolist<int>(), (std::vector<int>{-9, -9}));
+  EXPECT_EQ((Tensor(std::vector<uint8_t>{200, 3}, {2}) % Tensor(std::vector<uint8_t>{0, 2}, {2})).tolist<uint8_t>(),
+            (std::vector<uint8_t>{200, 1}));
+  expect_user_error([] { (void)(Tensor({true}) % Tensor({false})); }, "mod", {"bool"});
+}
 TEST(BadInputsIntDiv, FloatOperands) {
   expect_user_error([] { (void)Tensor({1.f}).idiv(Tensor({2.f})); }, "idiv", {"float32"});
 }

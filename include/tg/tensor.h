@@ -115,6 +115,9 @@ class Tensor {
   Tensor mul(const Tensor& o) const;
   Tensor div(const Tensor& o) const;  // true division: integer inputs give a float result
   Tensor idiv(const Tensor& o) const; // integer division, truncating toward zero (C semantics)
+  // remainder with the divisor's sign, as Python's % and torch.remainder: a - floor(a / b) * b; integers
+  // exactly, and a % 0 == a for them (idiv's a / 0 == 0 keeps a == a.idiv(b) * b + a % b where signs agree)
+  Tensor mod(const Tensor& o) const;
   Tensor neg() const;
   Tensor exp() const;
   Tensor log() const;
@@ -441,6 +444,7 @@ TG_BINARY_OPERATOR(+, add)
 TG_BINARY_OPERATOR(-, sub)
 TG_BINARY_OPERATOR(*, mul)
 TG_BINARY_OPERATOR(/, div)
+TG_BINARY_OPERATOR(%, mod)
 TG_BINARY_OPERATOR(<, lt)
 TG_BINARY_OPERATOR(<=, le)
 TG_BINARY_OPERATOR(>, gt)

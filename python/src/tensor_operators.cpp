@@ -44,13 +44,6 @@ Tensor shift(const Tensor& t, py::handle x, bool left) {
 
 }  // namespace
 
-Tensor python_mod(const Tensor& a, const Tensor& b) {
-  if (a.dtype().is_float() || b.dtype().is_float()) return a - a.div(b).floor() * b;
-  // integers, exactly: C's remainder, moved by one divisor where its sign differs from the divisor's
-  Tensor r = a - a.idiv(b) * b;
-  return ((r != 0) & ((r < 0) != (b < 0))).where(r + b, r);
-}
-
 Tensor python_floordiv(const Tensor& a, const Tensor& b) {
   if (a.dtype().is_float() || b.dtype().is_float()) return a.div(b).floor();
   return a.idiv(b);
@@ -62,7 +55,7 @@ void bind_tensor_operators(py::class_<Tensor>& cls) {
   binary(cls, "__mul__", "__rmul__", "__imul__", [](const Tensor& a, const Tensor& b) { return a.mul(b); });
   binary(cls, "__truediv__", "__rtruediv__", "__itruediv__", [](const Tensor& a, const Tensor& b) { return a.div(b); });
   binary(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__", &python_floordiv);
-  binary(cls, "__mod__", "__rmod__", "__imod__", &python_mod);
+  binary(cls, "__mod__", "__rmod__", "__imod__", [](const Tensor& a, const Tensor& b) { return a.mod(b); });
   // t ** number is Tensor::pow(double), as t.pow(number): the same dtype rules and errors either way
   cls.def("__pow__", [](const Tensor& t, py::handle x) -> py::object {
     if ((PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr())) && !PyBool_Check(x.ptr())) return py::cast(t.pow(x.cast<double>()));

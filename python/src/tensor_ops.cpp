@@ -170,7 +170,7 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
       .def("mod", [](const Tensor& t, py::object x, bool reverse) {
         Tensor o = operand_or_throw(t, x, "mod");
         auto [a, b] = reverse ? std::pair{o, t} : std::pair{t, o};
-        return python_mod(a, b);
+        return a.mod(b);
       }, py::arg("x"), py::arg("reverse") = false)
       .def("pow", [](const Tensor& t, py::object x, bool reverse) {
         if (!reverse && (PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr())) && !PyBool_Check(x.ptr())) return t.pow(x.cast<double>());

@@ -85,6 +85,15 @@ Tensor Tensor::idiv(const Tensor& o) const {
   TG_CHECK_AS(TypeError, x.dtype().is_int(), "idiv: needs integer tensors, got ", dtype().name(), " and ", o.dtype().name());
   return Function::apply<F::IDiv>({x, y});
 }
+Tensor Tensor::mod(const Tensor& o) const {
+  auto [x, y] = broadcasted("mod", *this, o);
+  TG_CHECK_AS(TypeError, !x.dtype().is_bool(), "mod: needs numbers, got ", dtype().name(), " ", shape(), " and ", o.dtype().name(), " ", o.shape(),
+              " on ", device());
+  if (x.dtype().is_float()) return x - x.div(y).floor() * y;
+  // C's remainder (idiv truncates), moved by one divisor where it is not 0 and its sign differs from the divisor's
+  Tensor r = x - x.idiv(y) * y;
+  return ((r != 0) & ((r < 0) != (y < 0))).where(r + y, r);
+}
 Tensor Tensor::neg() const { return dtype().is_bool() ? logical_not() : Function::apply<F::Neg>({*this}); }
 Tensor Tensor::reciprocal() const { return Function::apply<F::Reciprocal>({to_float(*this)}); }
 Tensor Tensor::exp() const { return Function::apply<F::Exp>({to_float(*this)}); }

@@ -245,6 +245,35 @@ TEST(MathCore, IntegerDivision) {
   EXPECT_EQ(a.idiv(b).dtype(), dt::int32);
 }
 
+TEST(MathCore, Remainder) {
+  // the divisor's sign, as torch.remainder: every sign pair, exact multiples, a zero dividend
+  Tensor a({7, -7, 7, -7, 0, 100, -3, 6, -6}), b({2, 2, -2, -2, 5, 7, 4, 3, -3});
+  check_op_inputs({a, b}, [](auto& x) { return std::vector{x[0] % x[1], x[0].mod(x[1])}; },
+                  "(torch.remainder(x0, x1), torch.remainder(x0, x1))");
+  // int64 past 2^32 (below 2^53: the reference reads them as doubles) and its min, int8 at its ends
+  check_op_inputs({Tensor(std::vector<int64_t>{-(int64_t{1} << 40) - 1, (int64_t{1} << 40) + 5, INT64_MIN, (int64_t{1} << 52) + 3}, {4}),
+                   Tensor(std::vector<int64_t>{3, -7, 3, -(int64_t{1} << 33)}, {4})},
+                  [](auto& x) { return std::vector{x[0] % x[1]}; }, "torch.remainder(x0, x1)");
+  check_op_inputs({Tensor(std::vector<int8_t>{-128, 127, -5, 5}, {4}), Tensor(std::vector<int8_t>{-1, -128, 3, -128}, {4})},
+                  [](auto& x) { return std::vector{x[0] % x[1]}; }, "torch.remainder(x0, x1)");
+  // floats of whole numbers and halves (a quotient never one rounding away from an integer), broadcast,
+  // and scalars on either side (an int scalar keeps an int tensor int)
+  CheckOpts halves{.low = -40, .high = 40, .grad = false};
+  check_op({{4, 5}, {5}}, [](auto& x) { return (x[0] * 2).round() / 2 % ((x[1] / 8).round() * 2 + 0.5); },
+           "torch.round(x0 * 2) / 2 % (torch.round(x1 / 8) * 2 + 0.5)", halves);
+  check_op({{4, 5}}, [](auto& x) { return x[0] % 3; }, "torch.remainder(x0, 3)", ints(-20, 20));
+  check_op({{4, 5}}, [](auto& x) { return 7 % x[0].where(x[0], Tensor(1)); }, "torch.remainder(7, torch.where(x0 != 0, x0, torch.ones_like(x0)))",
+           ints(-9, 9));
+  check_op({{4, 5}}, [](auto& x) { return x[0] % -2.5; }, "torch.remainder(x0, -2.5)", ints(-20, 20));
+  // the most negative dividend by -1 is 0 (torch's own kernel traps on int64's: SIGFPE, so no reference)
+  EXPECT_EQ((Tensor(std::vector<int64_t>{INT64_MIN, 5}, {2}) % Tensor(std::vector<int64_t>{-1, -1}, {2})).tolist<int64_t>(),
+            (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ((Tensor({INT32_MIN}) % Tensor({-1})).tolist<int>(), (std::vector<int>{0}));
+  EXPECT_EQ((Tensor({7, -7}) % 3).dtype(), dt::int32);
+  EXPECT_EQ((Tensor({7, -7}) % 2.5).dtype(), dt::float32);
+  EXPECT_EQ((Tensor({1.f, -1.f}) % Tensor({0.f, 0.f})).tolist<float>().size(), 2u);  // NaN, as torch: no error
+}
+
 TEST(MathCore, Comparisons) {
   // small integers make ties common
   for (const CheckOpts& o : {ints(-3, 3), CheckOpts{.low = -2, .high = 2}}) {
@@ -285,6 +314,7 @@ TEST(MathCore, BadInputs) {
   EXPECT_THROW(i >> -1, tg::Error);
   EXPECT_THROW(i.cast(dt::uint8) << 8, tg::Error);
   EXPECT_THROW(f.idiv(f), tg::Error);
+  EXPECT_THROW(Tensor({true, false}) % Tensor({true, true}), tg::Error);
   EXPECT_THROW(f.maximum(Tensor({1.f, 2.f, 3.f})), tg::Error);
   EXPECT_THROW(f.le(Tensor({1.f, 2.f, 3.f})), tg::Error);
   EXPECT_THROW(f.where(f, Tensor({1.f, 2.f, 3.f})), tg::Error);
