@@ -133,6 +133,9 @@ class Tensor {
   Tensor atan() const;
   Tensor sinh() const;
   Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
   Tensor tanh() const;
   Tensor erf() const;
   Tensor reciprocal() const;
@@ -159,6 +162,8 @@ class Tensor {
   Tensor relu6() const;
   Tensor sigmoid() const;
   Tensor softplus(double beta = 1) const;
+  Tensor logsigmoid() const;  // log(sigmoid(x)) = -softplus(-x)
+  Tensor softsign() const;    // x / (1 + |x|)
   Tensor gelu() const;        // tanh approximation, as tinygrad
   Tensor quick_gelu() const;
   Tensor leakyrelu(double neg_slope = 0.01) const;

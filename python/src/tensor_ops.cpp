@@ -115,14 +115,9 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
   TG_UNARY(cosh) TG_UNARY(tanh) TG_UNARY(erf) TG_UNARY(reciprocal) TG_UNARY(square) TG_UNARY(abs) TG_UNARY(sign)
   TG_UNARY(trunc) TG_UNARY(floor) TG_UNARY(ceil) TG_UNARY(round) TG_UNARY(isnan) TG_UNARY(relu) TG_UNARY(relu6)
   TG_UNARY(sigmoid) TG_UNARY(gelu) TG_UNARY(quick_gelu) TG_UNARY(selu) TG_UNARY(swish) TG_UNARY(silu) TG_UNARY(mish)
-  TG_UNARY(hardsigmoid) TG_UNARY(hardswish) TG_UNARY(logical_not) TG_UNARY(bitwise_not)
+  TG_UNARY(hardsigmoid) TG_UNARY(hardswish) TG_UNARY(logical_not) TG_UNARY(bitwise_not) TG_UNARY(asinh) TG_UNARY(acosh)
+  TG_UNARY(atanh) TG_UNARY(logsigmoid) TG_UNARY(softsign)
 #undef TG_UNARY
-  // tinygrad's compositions the C++ API does not have as ops
-  cls.def("asinh", [](const Tensor& x) { return (x + (x.square() + 1).sqrt()).log(); })
-      .def("acosh", [](const Tensor& x) { return (x + (x.square() - 1).sqrt()).log(); })
-      .def("atanh", [](const Tensor& x) { return ((1 + x) / (1 - x)).log() / 2; })
-      .def("logsigmoid", [](const Tensor& x) { return -(-x).softplus(); })
-      .def("softsign", [](const Tensor& x) { return x / (1 + x.abs()); });
   cls.def("isinf", &Tensor::isinf, py::arg("detect_positive") = true, py::arg("detect_negative") = true)
       .def("softplus", &Tensor::softplus, py::arg("beta") = 1.0)
       .def("leaky_relu", &Tensor::leakyrelu, py::arg("neg_slope") = 0.01)

@@ -84,6 +84,41 @@ Tensor Tensor::atan() const {
   Tensor small = (r / (1.0 + r * r).sqrt()).asin();
   return big.where(x.sign().detach() * (M_PI / 2) - small, small);
 }
+namespace {
+// log(1 + u), accurate where u is tiny: 1 + u rounds, and u / ((1 + u) - 1) undoes the rounding
+// (Goldberg). The divisor is made 1 where it is 0, so that the branch not taken has no NaN gradient.
+Tensor log1p_of(const Tensor& u) {
+  Tensor w = 1.0 + u, d = w - 1.0, exact = d == 0.0;
+  return exact.where(u, w.log() * (u / exact.where(d.ones_like(), d)));
+}
+// Above this, 1 + x^2 rounds to x^2 (so asinh and acosh are log(2x) to working precision), and below it
+// x^2 does not overflow, for every float type.
+double square_limit(DType d) { return 2 * std::sqrt(integral_limit(d)); }
+}  // namespace
+
+// The inverse hyperbolic functions in forms without cancellation: log(x + sqrt(x^2 + 1)) loses every
+// digit for negative x (asinh(-1e4) would be log(0)) and most near 0, and x^2 overflows for large x.
+// Each large-x branch reads x only where it is taken (a select, not min/max, so a NaN stays NaN).
+Tensor Tensor::asinh() const {
+  // odd: asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x|
+  Tensor x = to_float(*this), s = odd_sign(x), a = x * s;
+  Tensor big = a >= square_limit(x.dtype()), lo = big.where(a.zeros_like(), a), hi = big.where(a, a.ones_like());
+  Tensor a2 = lo * lo;
+  return s * big.where(hi.log() + M_LN2, log1p_of(lo + a2 / (1.0 + (1.0 + a2).sqrt())));
+}
+Tensor Tensor::acosh() const {
+  // acosh(x) = log1p(t + sqrt(t (t + 2))) for t = x - 1 (exact near 1); NaN below 1, as torch
+  Tensor x = to_float(*this);
+  Tensor big = x >= square_limit(x.dtype()), lo = big.where(x.ones_like(), x), hi = big.where(x, x.ones_like());
+  Tensor t = lo - 1.0;
+  return big.where(hi.log() + M_LN2, log1p_of(t + (t * (t + 2.0)).sqrt()));
+}
+Tensor Tensor::atanh() const {
+  // odd: atanh(a) = log1p(2a / (1 - a)) / 2; inf at 1 and NaN past it, as torch
+  Tensor x = to_float(*this), s = odd_sign(x), a = x * s;
+  Tensor one = a == 1.0, lo = one.where(a.zeros_like(), a);
+  return s * one.where(a.full_like(INFINITY), log1p_of(2.0 * lo / (1.0 - lo)) * 0.5);
+}
 Tensor Tensor::sinh() const { Tensor x = to_float(*this); return (x.exp() - (-x).exp()) * 0.5; }
 Tensor Tensor::cosh() const { Tensor x = to_float(*this); return (x.exp() + (-x).exp()) * 0.5; }
 Tensor Tensor::erf() const {
@@ -277,6 +312,8 @@ Tensor exp_linear(const Tensor& t, double alpha, double scale) {
 }
 }  // namespace
 
+Tensor Tensor::logsigmoid() const { return -(-*this).softplus(); }
+Tensor Tensor::softsign() const { Tensor x = to_float(*this); return x / (1.0 + x.abs()); }
 Tensor Tensor::relu6() const { return relu() - (*this - 6).relu(); }
 Tensor Tensor::softplus(double beta) const {
   TG_CHECK(beta != 0, "softplus: beta must not be 0 (tensor of shape ", shape(), ", ", dtype().name(), ")");

@@ -42,6 +42,40 @@ TEST(Math, Trigonometry) {
   check_op({{3, 4}}, [](auto& x) { return x[0].erf(); }, "torch.erf(x0)", ints(-3, 3));
 }
 
+// asinh, acosh and atanh where the textbook log(x + sqrt(x^2 + 1)) has no digits left (large negative
+// or tiny x) or overflows (huge x), to 16 ulp relative; their domains' ends and NaN as torch.
+TEST(Math, InverseHyperbolic) {
+  auto asinh = [](auto& x) { return std::vector{x[0].asinh()}; };
+  auto acosh = [](auto& x) { return std::vector{x[0].acosh()}; };
+  auto atanh = [](auto& x) { return std::vector{x[0].atanh()}; };
+  unary([](auto& x) { return x[0].asinh(); }, "torch.asinh(x0)", range(-5, 5));
+  unary([](auto& x) { return x[0].acosh(); }, "torch.acosh(x0)", range(1.05, 6));
+  unary([](auto& x) { return x[0].atanh(); }, "torch.atanh(x0)", range(-0.95, 0.95));
+  CheckOpts tight{.atol = 0, .rtol = 2e-6, .grad = false};
+  check_op_inputs({Tensor({-1e4f, -1e20f, 1e20f, 3e38f, 1e-6f, -1e-20f, 0.f, 0.5f, -30.f, 4096.f, 5793.f, 6000.f})}, asinh,
+                  "torch.asinh(x0)", tight);
+  check_op_inputs({Tensor({1.f, 1.000001f, 1.5f, 1e20f, 3e38f, 5000.f, 6000.f})}, acosh, "torch.acosh(x0)", tight);
+  check_op_inputs({Tensor({1e-7f, -1e-20f, 0.f, 0.999999f, -0.999999f, 0.5f})}, atanh, "torch.atanh(x0)", tight);
+  check_op_inputs({Tensor({NAN, INFINITY, -INFINITY})}, asinh, "torch.asinh(x0)", tight);
+  check_op_inputs({Tensor({0.5f, -2.f, NAN, INFINITY})}, acosh, "torch.acosh(x0)", tight);
+  check_op_inputs({Tensor({1.f, -1.f, 1.5f, -3.f, NAN})}, atanh, "torch.atanh(x0)", tight);
+  CheckOpts tight64{.atol = 0, .rtol = 1e-14, .grad = false};
+  check_op_inputs({Tensor(std::vector<double>{-1e10, 1e-12, 1e200, -3.5}, {4})}, asinh, "torch.asinh(x0)", tight64);
+  check_op_inputs({Tensor(std::vector<double>{1 + 1e-12, 1e200, 7.5}, {3})}, acosh, "torch.acosh(x0)", tight64);
+  check_op_inputs({Tensor(std::vector<double>{1e-15, -(1 - 1e-12), 0.25}, {3})}, atanh, "torch.atanh(x0)", tight64);
+  // float16 keeps its own limits (x^2 overflows it past 256)
+  check_op_inputs({Tensor({-300.f, 1000.f, 0.01f, 60000.f}).cast(dt::float16)}, asinh, "torch.asinh(x0.float()).half()",
+                  {.atol = 0, .rtol = 2e-3, .grad = false});
+  // gradients near the ends (torch's are the derivative's formulas; float64 finite differences too)
+  check_op_inputs({Tensor({-1e3f, 1e-3f, 20.f})}, asinh, "torch.asinh(x0)");
+  check_op_inputs({Tensor({1.01f, 1e3f, 3.f})}, acosh, "torch.acosh(x0)");
+  check_op_inputs({Tensor({0.99f, -1e-3f, -0.5f})}, atanh, "torch.atanh(x0)");
+  fd_check({{6}}, [](auto& x) { return x[0].asinh() * 3 + (x[0] * 0.4).atanh(); }, -2, 2, 1e-6, 1e-5);
+  fd_check({{6}}, [](auto& x) { return x[0].acosh(); }, 1.2, 9, 1e-6, 1e-5);
+  // integers compute in float, as torch
+  check_op({{3, 4}}, [](auto& x) { return x[0].asinh(); }, "torch.asinh(x0)", ints(-9, 9));
+}
+
 TEST(Math, PowScalar) {
   unary([](auto& x) { return x[0].pow(2); }, "x0 ** 2");
   unary([](auto& x) { return x[0].pow(3); }, "x0 ** 3");  // odd power of a negative base is negative
@@ -148,6 +182,10 @@ TEST(Math, Activations) {
   unary([](auto& x) { return x[0].hardtanh(-0.5, 0.7); }, "F.hardtanh(x0, -0.5, 0.7)");
   unary([](auto& x) { return x[0].hardsigmoid(); }, "F.hardsigmoid(x0)", range(-5, 5));
   unary([](auto& x) { return x[0].hardswish(); }, "F.hardswish(x0)", range(-5, 5));
+  unary([](auto& x) { return x[0].logsigmoid(); }, "F.logsigmoid(x0)", range(-30, 30));
+  check_op({{3, 4}}, [](auto& x) { return x[0].logsigmoid(); }, "F.logsigmoid(x0)", range(-200, -50));  // no log(0)
+  unary([](auto& x) { return x[0].softsign(); }, "F.softsign(x0)", range(-8, 8));
+  check_op({{3, 4}}, [](auto& x) { return x[0].softsign(); }, "F.softsign(x0)", ints(-9, 9));
 }
 
 TEST(Math, Logical) {
