@@ -1,9 +1,9 @@
 #include "engine/realize.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
-#include <deque>
 #include <future>
 #include <list>
 #include <map>
@@ -299,60 +299,67 @@ CommandQueue::CommandQueue(std::vector<ExecItem> items) {
 
 void CommandQueue::operator()(std::vector<std::string>* trace) {
   auto log = [&](const std::string& d, const char* kind) { if (trace) trace->push_back(d + ": " + kind); };
-  auto run = [&](const std::string& device, const ExecItem& ei) {
-    ei.run();
-    log(device, ei.prg->is_kernel ? "KERNEL" : dynamic_cast<BufferCopy*>(ei.prg.get()) ? "COPY" : "ASSIGN");
+  // Round robin over the devices' queues, one item a turn, each queue read through a cursor (nothing is
+  // copied: one device's eager realize is its items in order). A SYNC runs only when no other queue can
+  // make progress first; a WAIT whose SYNC has not run parks its queue until it has.
+  // Each queue's cursor (next), and the queues due a turn (indices into q_, first in first out): a ring,
+  // as each queue is in it at most once (a turn takes it out and puts it back at most once; a parked
+  // queue is out until its SYNC runs). Both on the stack for the usual few devices.
+  const size_t n = q_.size();
+  std::array<size_t, 16> few{};
+  std::vector<size_t> many(n > few.size() / 2 ? 2 * n : 0);
+  size_t* next = many.empty() ? few.data() : many.data();
+  size_t* active = next + n;
+  size_t head = 0, due = n;
+  for (size_t i = 0; i < n; i++) active[i] = i;
+  auto front = [&](size_t i) { return next[i] < q_[i].second.size() ? &q_[i].second[next[i]] : nullptr; };
+  auto is_sync = [](const QueueItem* it) { return std::holds_alternative<std::shared_ptr<SyncItem>>(*it); };
+  auto push = [&](size_t i) {
+    TG_ASSERT(due < n, "command queue: queue ", i, " due twice");
+    active[(head + due++) % n] = i;
   };
-  // One device and nothing to synchronize (every eager realize on one device): its items in order, as
-  // the round-robin below would run them, without copying the queue
-  if (q_.size() == 1 && std::all_of(q_[0].second.begin(), q_[0].second.end(), [](const QueueItem& it) { return std::holds_alternative<ExecItem>(it); })) {
-    for (const QueueItem& it : q_[0].second) run(q_[0].first, std::get<ExecItem>(it));
-    return;
-  }
-  std::map<std::string, std::deque<QueueItem>> q;
-  std::deque<std::string> active;
-  for (auto& [d, items] : q_) {
-    q[d] = std::deque<QueueItem>(items.begin(), items.end());
-    active.push_back(d);
-  }
-  std::map<SyncItem*, std::vector<std::string>> waiting;
-  std::unordered_set<SyncItem*> seen;
-  while (!active.empty()) {
-    std::string device = active.front();
-    active.pop_front();
-    auto& dq = q[device];
-    if (dq.empty()) continue;
-    QueueItem it = std::move(dq.front());
-    dq.pop_front();
-    if (auto* s = std::get_if<std::shared_ptr<SyncItem>>(&it)) {
-      // sync only when no other queue can make progress first
-      bool only_syncs = std::all_of(active.begin(), active.end(), [&](const std::string& d) {
-        return q[d].empty() || std::holds_alternative<std::shared_ptr<SyncItem>>(q[d].front());
-      });
-      if (only_syncs) {
+  auto others_only_sync = [&]() {  // every other due queue is drained or at a SYNC
+    for (size_t k = 0; k < due; k++)
+      if (const QueueItem* f = front(active[(head + k) % n]); f && !is_sync(f)) return false;
+    return true;
+  };
+  std::map<const SyncItem*, std::vector<size_t>> waiting;
+  std::unordered_set<const SyncItem*> seen;
+  while (due > 0) {
+    size_t i = active[head];
+    head = (head + 1) % n;
+    due--;
+    const QueueItem* it = front(i);
+    if (!it) continue;
+    const std::string& device = q_[i].first;
+    if (is_sync(it)) {
+      if (others_only_sync()) {
+        const SyncItem* s = std::get<std::shared_ptr<SyncItem>>(*it).get();
+        next[i]++;
         Device::get(device).synchronize();
         log(device, "SYNC");
-        if (auto w = waiting.find(s->get()); w != waiting.end()) {
-          for (auto& d : w->second) active.push_back(d);
+        if (auto w = waiting.find(s); w != waiting.end()) {
+          for (size_t j : w->second) push(j);
           w->second.clear();
         }
-        seen.insert(s->get());
-      } else {
-        dq.push_front(std::move(it));
+        seen.insert(s);
       }
-    } else if (auto* w = std::get_if<WaitItem>(&it)) {
+    } else if (auto* w = std::get_if<WaitItem>(it)) {
+      next[i]++;
+      log(device, "WAIT");
       if (!seen.count(w->sync.get())) {
-        waiting[w->sync.get()].push_back(device);
-        log(device, "WAIT");
+        waiting[w->sync.get()].push_back(i);
         continue;
       }
-      log(device, "WAIT");
     } else {
-      run(device, std::get<ExecItem>(it));
+      next[i]++;
+      const ExecItem& ei = std::get<ExecItem>(*it);
+      ei.run();
+      log(device, ei.prg->is_kernel ? "KERNEL" : dynamic_cast<BufferCopy*>(ei.prg.get()) ? "COPY" : "ASSIGN");
     }
-    active.push_back(device);
+    push(i);
   }
-  for (auto& [d, dq] : q) TG_ASSERT(dq.empty(), "command queue for ", d, " did not drain");
+  for (size_t i = 0; i < q_.size(); i++) TG_ASSERT(!front(i), "command queue for ", q_[i].first, " did not drain");
 }
 
 namespace {
