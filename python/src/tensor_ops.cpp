@@ -154,9 +154,15 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
   cls.def("div", [](const Tensor& t, py::object x, bool reverse, py::object rounding_mode) {
         Tensor o = operand_or_throw(t, x, "div");
         auto [n, d] = reverse ? std::pair{o, t} : std::pair{t, o};
-        Tensor q = n.div(d);  // true division, in float
-        if (rounding_mode.is_none()) return q;
+        if (rounding_mode.is_none()) return n.div(d);
         std::string mode = py::str(rounding_mode);
+        if (n.dtype().is_int() && d.dtype().is_int() && (mode == "trunc" || mode == "floor")) {
+          // in integers: the float quotient rounds past 2^24 (float32), so its floor would be another number
+          Tensor t = n.idiv(d), r = n - t * d;  // C's quotient and remainder (no overflow: |r| < |d|)
+          if (mode == "trunc") return t;
+          return ((r != 0) & ((r < 0) != (d < 0))).where(t - 1, t);
+        }
+        Tensor q = n.div(d);  // true division, in float
         tg::DType out = n.dtype().is_int() ? n.dtype() : q.dtype();  // tinygrad: an int numerator keeps its dtype
         if (mode == "trunc") return q.trunc().cast(out);
         if (mode == "floor") return q.floor().cast(out);

@@ -272,6 +272,16 @@ def test_int_mod_python_sign():
   helper_test_op(None, lambda x, y: torch.remainder(x, y), lambda x, y: x % y, vals=[[-7, 7, 5, -5], [2, -2, 3, -3]], forward_only=True)
 
 
+def test_int_div_rounding_is_exact():
+  # past 2^24 a float32 quotient rounds: floor/trunc of integers must not go through it
+  a, b = [2**30 + 1, -(2**30) - 1, 7, -7, 2**31 - 1, -(2**31), 5, -6], [3, 3, 2, 2, -2, 7, -1, 4]
+  for mode in ("floor", "trunc"):
+    helper_test_op(None, lambda x, y: torch.div(x, y, rounding_mode=mode), lambda x, y: x.div(y, rounding_mode=mode), vals=[a, b],
+                   forward_only=True)
+  helper_test_op(None, lambda x, y: torch.div(x, y, rounding_mode="floor"), lambda x, y: x.div(y, rounding_mode="floor"),
+                 vals=[[2**40 + 3, -(2**40) - 3], [5, 5]], forward_only=True)
+
+
 def test_isinf_one_sided():
   helper_test_op(None, lambda x: torch.isposinf(x), lambda x: x.isinf(detect_negative=False),
                  vals=[[1.0, math.inf, -math.inf, math.nan]], forward_only=True)
