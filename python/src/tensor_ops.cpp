@@ -158,9 +158,10 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
         std::string mode = py::str(rounding_mode);
         if (n.dtype().is_int() && d.dtype().is_int() && (mode == "trunc" || mode == "floor")) {
           // in integers: the float quotient rounds past 2^24 (float32), so its floor would be another number
-          Tensor t = n.idiv(d), r = n - t * d;  // C's quotient and remainder (no overflow: |r| < |d|)
+          Tensor t = n.idiv(d);  // C's quotient, truncated
           if (mode == "trunc") return t;
-          return ((r != 0) & ((r < 0) != (d < 0))).where(t - 1, t);
+          // one less where the floored remainder (Tensor::mod) is not C's (no overflow: |remainder| < |d|)
+          return (n.mod(d) != n - t * d).where(t - 1, t);
         }
         Tensor q = n.div(d);  // true division, in float
         tg::DType out = n.dtype().is_int() ? n.dtype() : q.dtype();  // tinygrad: an int numerator keeps its dtype
