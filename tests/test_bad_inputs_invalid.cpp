@@ -86,6 +86,30 @@ TEST(BadInputsInvalid, ArangeWrongDirection) { expect_user_error([] { (void)Tens
 TEST(BadInputsInvalid, ArangeInfStep) { expect_ref(Tensor::arange(0, 5, INFINITY), invalid_arange_step_inf); }
 TEST(BadInputsInvalid, ArangeEmpty) { expect_ref(Tensor::arange(5, 5, 1), invalid_arange_empty); }
 TEST(BadInputsInvalid, ArangeDown) { expect_ref(Tensor::arange(5, 0, -2), invalid_arange_down); }
+// a range whose ends are not values of its dtype: torch wraps integers and overflows float16 to inf
+TEST(BadInputsInvalid, ArangePastInt32) {
+  expect_user_error([] { (void)Tensor::arange(2147483653.0, 2147483656.0); }, "arange", {"2147483653", "int32"});
+}
+TEST(BadInputsInvalid, ArangeLastPastInt32) {
+  expect_user_error([] { (void)Tensor::arange(2147483640.0, 2147483650.0, 3); }, "arange", {"2147483649", "int32"});
+}
+TEST(BadInputsInvalid, ArangePastUint8) { expect_user_error([] { (void)Tensor::arange(250, 260, 1, dtypes::uint8); }, "arange", {"259", "uint8"}); }
+TEST(BadInputsInvalid, ArangeBelowUint8) { expect_user_error([] { (void)Tensor::arange(-3, 3, 1, dtypes::uint8); }, "arange", {"-3", "uint8"}); }
+TEST(BadInputsInvalid, ArangePastHalf) { expect_user_error([] { (void)Tensor::arange(0, 70000, 1, dtypes::float16); }, "arange", {"float16"}); }
+TEST(BadInputsInvalid, ArangeTo2e63Int64) {
+  expect_user_error([] { (void)Tensor::arange(0x1p63 - 4096, 0x1p63 + 4096, 4096, dtypes::int64); }, "arange", {"9223372036854775808", "int64"});
+}
+// the neighbours that fit: int64 and uint64 ends exactly, a downward integer step, one element of any step
+TEST(BadInputsInvalid, ArangeAtTheIntegerEnds) {
+  EXPECT_EQ(Tensor::arange(2147483645.0, 2147483648.0).tolist<int32_t>(), (std::vector<int32_t>{2147483645, 2147483646, 2147483647}));
+  EXPECT_EQ(Tensor::arange(-0x1p63, -0x1p63 + 3 * 4096, 4096, dtypes::int64).tolist<int64_t>(), (std::vector<int64_t>{INT64_MIN, INT64_MIN + 4096, INT64_MIN + 8192}));
+  uint64_t top = uint64_t{1} << 63;
+  EXPECT_EQ(Tensor::arange(0x1p63, 0x1p63 + 3 * 4096, 4096, dtypes::uint64).tolist<uint64_t>(), (std::vector<uint64_t>{top, top + 4096, top + 8192}));
+  EXPECT_EQ(Tensor::arange(0x1p64 - 4096, 0x1p63, -0x1p62, dtypes::uint64).tolist<uint64_t>(), (std::vector<uint64_t>{UINT64_MAX - 4095, UINT64_MAX - 4095 - (uint64_t{1} << 62)}));
+  EXPECT_EQ(Tensor::arange(5, -5, -3, dtypes::int64).tolist<int64_t>(), (std::vector<int64_t>{5, 2, -1, -4}));
+  EXPECT_EQ(Tensor::arange(255, 250, -2, dtypes::uint8).tolist<uint8_t>(), (std::vector<uint8_t>{255, 253, 251}));
+  EXPECT_EQ(Tensor::arange(7, 8, 1e300).tolist<int32_t>(), (std::vector<int32_t>{7}));
+}
 TEST(BadInputsInvalid, LinspaceNegativeSteps) { expect_user_error([] { (void)Tensor::linspace(0, 1, -1); }, "linspace", {"-1"}); }
 TEST(BadInputsInvalid, LinspaceTooManySteps) { expect_user_error([] { (void)Tensor::linspace(0, 1, int64_t{1} << 40); }, "linspace"); }
 TEST(BadInputsInvalid, RandintEmptyRange) { expect_user_error([] { (void)Tensor::randint({2}, 5, 5); }, "randint", {"5"}); }

@@ -4,9 +4,11 @@
 // names the op, the shapes and the dtypes involved. Our own bugs throw tg::InternalError. Neither ever
 // aborts. The message is built only when the check fails, so checks are free on the hot path.
 #pragma once
+#include <charconv>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tg {
@@ -35,6 +37,11 @@ template <class R> void put_tuple(std::ostream& os, const R& r) {
   os << (n == 1 ? ",)" : ")");
 }
 template <class T> void put(std::ostringstream& os, const T& v) { os << v; }
+// A float value as its shortest exact form: a stream's 6 digits would show 2147483653 as 2.14748e+09.
+template <class T> requires std::is_floating_point_v<T> void put(std::ostringstream& os, const T& v) {
+  char buf[64];
+  os.write(buf, std::to_chars(buf, buf + sizeof buf, v).ptr - buf);
+}
 template <class T> void put(std::ostringstream& os, const std::vector<T>& v) { put_tuple(os, v); }
 template <class... A> std::string cat(const A&... a) {
   std::ostringstream os;

@@ -51,18 +51,18 @@ double largest_finite(DType d) {
 }
 }  // namespace
 
+bool is_value_of(double v, DType dtype) {
+  if (dtype.is_bool()) return true;  // any value: nonzero is true
+  // NaN and the infinities exist in every float type; a finite value must not overflow to one (torch's rule)
+  if (dtype.is_float()) return !std::isfinite(v) || std::fabs(v) <= largest_finite(dtype);
+  // max() + 1 is exact where max() itself rounds up (int64, uint64), so 2^63 is not an int64
+  return std::isfinite(v) && v >= dtype.min() && v < dtype.max() + 1;
+}
+
 void check_fill_value(double v, DType dtype, const char* op) {
-  if (dtype.is_bool()) return;  // any value: nonzero is true
-  if (dtype.is_float()) {
-    // NaN and the infinities exist in every float type; a finite value must not overflow to one (torch's rule)
-    TG_CHECK(!std::isfinite(v) || std::fabs(v) <= largest_finite(dtype), op, ": value ", v, " cannot be converted to ", dtype.name(),
-             " without overflow");
-    return;
-  }
-  // integers: finite and in range; a whole negative value for an unsigned type wraps (as torch for an int)
-  bool ok = std::isfinite(v) && v <= dtype.max() &&
-            (v >= dtype.min() || (dtype.is_unsigned() && v == std::floor(v) && -v <= dtype.max()));
-  TG_CHECK(ok, op, ": value ", v, " cannot be converted to ", dtype.name(), " without overflow");
+  // a whole negative value for an unsigned type wraps (as torch for an int)
+  bool wraps = dtype.is_unsigned() && v < 0 && v == std::floor(v) && -v < dtype.max() + 1;
+  TG_CHECK(is_value_of(v, dtype) || wraps, op, ": value ", v, " cannot be converted to ", dtype.name(), " without overflow");
 }
 
 Tensor const_tensor(const Shape& shape, double v, DType dtype, const std::string& device) {

@@ -51,9 +51,21 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   int64_t n = static_cast<int64_t>(count);
   detail::checked_numel({n}, dt, "arange");
   if (n == 0) return empty({0}, dt, device);
+  // both ends must be values of the dtype: torch wraps an integer range and overflows a float16 one to
+  // inf without a word; the values between lie between the ends
+  double last = n == 1 ? start : start + static_cast<double>(n - 1) * step;  // one element: any step, inf too
+  for (double end : {start, last}) {
+    TG_CHECK(detail::is_value_of(end, dt), "arange: ", start, " -> ", stop, " by ", step, " reaches ", end, ", which ", dt.name(),
+             " cannot hold");
+  }
+  if (n == 1) return full({1}, start, dt, device);
   Tensor i = ramp(n, detail::dev_or_default(device));
   if (dt.is_float()) return (i.cast(dt) * step + start).cast(dt);
-  return (i.cast(dtypes::int64) * static_cast<int64_t>(step) + static_cast<int64_t>(start)).cast(dt);
+  // integers in 64-bit integers: start and step are whole numbers here; uint64's ends past int64 in uint64
+  DType wide = dt == dtypes::uint64 ? dtypes::uint64 : dtypes::int64;
+  Tensor base = detail::const_tensor({}, start, wide, i.device());
+  Tensor offset = i.cast(wide) * static_cast<int64_t>(std::fabs(step));
+  return (step > 0 ? base + offset : base - offset).cast(dt);
 }
 
 Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype, const std::string& device) {

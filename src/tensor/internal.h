@@ -32,8 +32,11 @@ int64_t checked_numel(const Shape& shape, DType dtype, const char* op);
 std::optional<int64_t> numel_if_fits(const Shape& shape, DType dtype);  // the same test, without throwing
 // shape with (before, after) padding added per dim, checked as above.
 Shape checked_pad_shape(const Shape& shape, const std::vector<std::pair<int64_t, int64_t>>& padding, DType dtype, const char* op);
-// v fits dtype as torch's full/masked_fill require: NaN and +-inf for floats, finite values within the
-// float's range, integers within range (a whole negative value wraps into an unsigned type), bool any.
+// v is a value of dtype: NaN, +-inf or a finite value within a float's range, an integer within range
+// (an int64 or uint64 bound that rounds in double excluded), any value for bool.
+bool is_value_of(double v, DType dtype);
+// v fits dtype as torch's full/masked_fill require: a value of it, or a whole negative value that wraps
+// into an unsigned type.
 void check_fill_value(double v, DType dtype, const char* op);
 // A constant tensor without the user-facing checks: for values an op computes itself, and for a C++
 // scalar next to a tensor (which wraps into an integer dtype, as torch).
