@@ -184,6 +184,13 @@ TEST(Math, Activations) {
   unary([](auto& x) { return x[0].hardswish(); }, "F.hardswish(x0)", range(-5, 5));
   unary([](auto& x) { return x[0].logsigmoid(); }, "F.logsigmoid(x0)", range(-30, 30));
   check_op({{3, 4}}, [](auto& x) { return x[0].logsigmoid(); }, "F.logsigmoid(x0)", range(-200, -50));  // no log(0)
+  // the small term past |x| = 17, where 1 + exp(-|x|) rounds to 1: logsigmoid(30) is -9.4e-14, not -0
+  CheckOpts tight{.atol = 0, .rtol = 2e-6, .grad = false};
+  Tensor tails({30.f, 17.f, 50.f, 88.f, 1e-3f, 0.f, -1e-3f, -17.f, -30.f, -1e4f});
+  check_op_inputs({tails}, [](auto& x) { return std::vector{x[0].logsigmoid()}; }, "F.logsigmoid(x0)", tight);
+  check_op_inputs({tails}, [](auto& x) { return std::vector{x[0].softplus()}; }, "torch.log1p(torch.exp(x0.double())).float()", tight);
+  check_op_inputs({Tensor(std::vector<double>{40, 100, -40, 1e-9}, {4})}, [](auto& x) { return std::vector{x[0].logsigmoid()}; },
+                  "F.logsigmoid(x0)", {.atol = 0, .rtol = 1e-13, .grad = false});
   unary([](auto& x) { return x[0].softsign(); }, "F.softsign(x0)", range(-8, 8));
   check_op({{3, 4}}, [](auto& x) { return x[0].softsign(); }, "F.softsign(x0)", ints(-9, 9));
 }
