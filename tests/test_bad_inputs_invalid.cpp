@@ -33,6 +33,9 @@ TEST(BadInputsInvalid, FullHugeInt32) { expect_user_error([] { (void)Tensor::ful
 TEST(BadInputsInvalid, Full2Pow31Int32) {
   expect_user_error([] { (void)Tensor::full({2}, 2147483648.0, dtypes::int32); }, "full", {"int32"});
 }
+// 2^63 rounds from int64's max in double: a bound check against max() alone let it through to wrap
+TEST(BadInputsInvalid, Full2e63Int64) { expect_user_error([] { (void)Tensor::full({2}, 0x1p63, dtypes::int64); }, "full", {"9223372036854775808", "int64"}); }
+TEST(BadInputsInvalid, Full2e64Uint64) { expect_user_error([] { (void)Tensor::full({2}, 0x1p64, dtypes::uint64); }, "full", {"uint64"}); }
 TEST(BadInputsInvalid, FullInfInt64) { expect_user_error([] { (void)Tensor::full({2}, INFINITY, dtypes::int64); }, "full", {"int64"}); }
 TEST(BadInputsInvalid, Full300Uint8) { expect_user_error([] { (void)Tensor::full({2}, 300, dtypes::uint8); }, "full", {"300", "uint8"}); }
 TEST(BadInputsInvalid, Full128Int8) { expect_user_error([] { (void)Tensor::full({2}, 128, dtypes::int8); }, "full", {"int8"}); }
