@@ -118,6 +118,9 @@ class Tensor {
   // remainder with the divisor's sign, as Python's % and torch.remainder: a - floor(a / b) * b; integers
   // exactly, and a % 0 == a for them (idiv's a / 0 == 0 keeps a == a.idiv(b) * b + a % b where signs agree)
   Tensor mod(const Tensor& o) const;
+  // the quotient rounded down, as Python's // and torch.floor_divide: floor(a / b) for floats; integers
+  // exactly, with a // 0 == 0, so that a == a.floor_divide(b) * b + a % b for every pair of integers
+  Tensor floor_divide(const Tensor& o) const;
   Tensor neg() const;
   Tensor exp() const;
   Tensor log() const;

@@ -63,10 +63,6 @@ tg::Tensor as_tensor(py::handle h, const char* op);
 // Like operand, but a TypeError naming `op` instead of nullopt.
 tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op);
 
-// Python's // on tensors (tensor_operators.cpp): a // b floors for floats and, as tinygrad's idiv,
-// truncates toward zero for integers. (Python's % is Tensor::mod: the divisor's sign.)
-tg::Tensor python_floordiv(const tg::Tensor& a, const tg::Tensor& b);
-
 // Tensor -> Python data. Realize with the GIL released; the NumPy array owns a copy of the data.
 py::array to_numpy(const tg::Tensor& t);
 py::object numpy_dtype(tg::DType d);

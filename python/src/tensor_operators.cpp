@@ -44,17 +44,12 @@ Tensor shift(const Tensor& t, py::handle x, bool left) {
 
 }  // namespace
 
-Tensor python_floordiv(const Tensor& a, const Tensor& b) {
-  if (a.dtype().is_float() || b.dtype().is_float()) return a.div(b).floor();
-  return a.idiv(b);
-}
-
 void bind_tensor_operators(py::class_<Tensor>& cls) {
   binary(cls, "__add__", "__radd__", "__iadd__", [](const Tensor& a, const Tensor& b) { return a.add(b); });
   binary(cls, "__sub__", "__rsub__", "__isub__", [](const Tensor& a, const Tensor& b) { return a.sub(b); });
   binary(cls, "__mul__", "__rmul__", "__imul__", [](const Tensor& a, const Tensor& b) { return a.mul(b); });
   binary(cls, "__truediv__", "__rtruediv__", "__itruediv__", [](const Tensor& a, const Tensor& b) { return a.div(b); });
-  binary(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__", &python_floordiv);
+  binary(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__", [](const Tensor& a, const Tensor& b) { return a.floor_divide(b); });
   binary(cls, "__mod__", "__rmod__", "__imod__", [](const Tensor& a, const Tensor& b) { return a.mod(b); });
   // t ** number is Tensor::pow(double), as t.pow(number): the same dtype rules and errors either way
   cls.def("__pow__", [](const Tensor& t, py::handle x) -> py::object {

@@ -141,7 +141,7 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
     Tensor o = operand_or_throw(t, x, #name);                                                               \
     return reverse ? o.name(t) : t.name(o);                                                                  \
   }, py::arg("x"), py::arg("reverse") = false);
-  TG_BINARY(add) TG_BINARY(sub) TG_BINARY(mul) TG_BINARY(idiv) TG_BINARY(maximum) TG_BINARY(minimum)
+  TG_BINARY(add) TG_BINARY(sub) TG_BINARY(mul) TG_BINARY(idiv) TG_BINARY(floor_divide) TG_BINARY(maximum) TG_BINARY(minimum)
   TG_BINARY(bitwise_and) TG_BINARY(bitwise_or) TG_BINARY(bitwise_xor) TG_BINARY(logical_and) TG_BINARY(logical_or)
   TG_BINARY(logical_xor) TG_BINARY(lt) TG_BINARY(le) TG_BINARY(gt) TG_BINARY(ge) TG_BINARY(eq) TG_BINARY(ne)
   TG_BINARY(dot) TG_BINARY(matmul)
@@ -158,10 +158,7 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
         std::string mode = py::str(rounding_mode);
         if (n.dtype().is_int() && d.dtype().is_int() && (mode == "trunc" || mode == "floor")) {
           // in integers: the float quotient rounds past 2^24 (float32), so its floor would be another number
-          Tensor t = n.idiv(d);  // C's quotient, truncated
-          if (mode == "trunc") return t;
-          // one less where the floored remainder (Tensor::mod) is not C's (no overflow: |remainder| < |d|)
-          return (n.mod(d) != n - t * d).where(t - 1, t);
+          return mode == "trunc" ? n.idiv(d) : n.floor_divide(d);
         }
         Tensor q = n.div(d);  // true division, in float
         tg::DType out = n.dtype().is_int() ? n.dtype() : q.dtype();  // tinygrad: an int numerator keeps its dtype

@@ -94,6 +94,16 @@ Tensor Tensor::mod(const Tensor& o) const {
   Tensor r = x - x.idiv(y) * y;
   return ((r != 0) & ((r < 0) != (y < 0))).where(r + y, r);
 }
+Tensor Tensor::floor_divide(const Tensor& o) const {
+  auto [x, y] = broadcasted("floor_divide", *this, o);
+  TG_CHECK_AS(TypeError, !x.dtype().is_bool(), "floor_divide: needs numbers, got ", dtype().name(), " ", shape(), " and ", o.dtype().name(), " ",
+              o.shape(), " on ", device());
+  if (x.dtype().is_float()) return x.div(y).floor();
+  // C's quotient (truncated), one less where mod's remainder is not C's: then the signs differed and the
+  // division was not exact. Never past 0 by a 0 divisor (a % 0 == a is C's remainder there).
+  Tensor t = x.idiv(y);
+  return (x.mod(y) != x - t * y).where(t - 1, t);
+}
 Tensor Tensor::neg() const { return dtype().is_bool() ? logical_not() : Function::apply<F::Neg>({*this}); }
 Tensor Tensor::reciprocal() const { return Function::apply<F::Reciprocal>({to_float(*this)}); }
 Tensor Tensor::exp() const { return Function::apply<F::Exp>({to_float(*this)}); }

@@ -180,9 +180,23 @@ def test_int_truediv_is_float():
 
 
 def test_idiv_truncates():
-  # tinygrad's // on ints truncates toward zero (C semantics); torch's floor_divide floors
-  helper_test_op(None, lambda x, y: torch.div(x, y, rounding_mode="trunc"), lambda x, y: x // y,
+  # idiv is C's integer division, truncating toward zero (tinygrad's)
+  helper_test_op(None, lambda x, y: torch.div(x, y, rounding_mode="trunc"), lambda x, y: x.idiv(y),
                  vals=[[7, -7, 9, 1], [2, 2, -4, 3]], forward_only=True)
+
+
+def test_int_floordiv_floors():
+  # // on integers rounds down, as Python, torch.floor_divide and our own % (tinygrad's truncates, a TODO
+  # in its source): x == x // y * y + x % y holds for every sign pair
+  helper_test_op(None, lambda x, y: torch.floor_divide(x, y), lambda x, y: x // y,
+                 vals=[[7, -7, 9, 1, -6, 0], [2, 2, -4, 3, 3, -5]], forward_only=True)
+  helper_test_op(None, lambda x, y: torch.floor_divide(x, y), lambda x, y: x.floor_divide(y),
+                 vals=[[7, -7, 9, 1], [2, 2, -4, 3]], forward_only=True)
+  x, y = Tensor([7, -7, 7, -7, 2**30 + 1]), Tensor([2, 2, -2, -2, -3])
+  np.testing.assert_equal((x // y * y + x % y).numpy(), x.numpy())
+  np.testing.assert_equal((x // y).numpy(), [3, -4, -4, 3, -357913942])
+  np.testing.assert_equal((Tensor([-7, 7]) // 2).numpy(), [-4, 3])
+  np.testing.assert_equal((-7 // Tensor([2, -2])).numpy(), [-4, 3])
 
 
 def test_shifts():

@@ -319,6 +319,31 @@ TEST(MathCore, Remainder) {
   EXPECT_EQ((Tensor({1.f, -1.f}) % Tensor({0.f, 0.f})).tolist<float>().size(), 2u);  // NaN, as torch: no error
 }
 
+TEST(MathCore, FloorDivide) {
+  // rounded down, as torch.floor_divide: every sign pair, exact multiples, a zero dividend
+  Tensor a({7, -7, 7, -7, 0, 100, -3, 6, -6}), b({2, 2, -2, -2, 5, 7, 4, 3, -3});
+  check_op_inputs({a, b}, [](auto& x) { return std::vector{x[0].floor_divide(x[1])}; }, "torch.floor_divide(x0, x1)");
+  // int64 past 2^32 (below 2^53: the reference reads them as doubles), int8 at its ends
+  check_op_inputs({Tensor(std::vector<int64_t>{-(int64_t{1} << 40) - 1, (int64_t{1} << 40) + 5, (int64_t{1} << 52) + 3}, {3}),
+                   Tensor(std::vector<int64_t>{3, -7, -(int64_t{1} << 33)}, {3})},
+                  [](auto& x) { return std::vector{x[0].floor_divide(x[1])}; }, "torch.floor_divide(x0, x1)");
+  check_op_inputs({Tensor(std::vector<int8_t>{-128, 127, -5, 5}, {4}), Tensor(std::vector<int8_t>{3, -128, 3, -128}, {4})},
+                  [](auto& x) { return std::vector{x[0].floor_divide(x[1])}; }, "torch.floor_divide(x0, x1)");
+  // past 2^24, where a float32 quotient would be another number: (2^30 + 1) // 3 is 357913941
+  EXPECT_EQ(Tensor({(1 << 30) + 1, -(1 << 30) - 1, INT32_MAX}).floor_divide(Tensor({3, 3, -2})).tolist<int>(),
+            (std::vector<int>{357913941, -357913942, -1073741824}));
+  // a == a // b * b + a % b for every integer pair, a zero divisor included (a // 0 == 0, a % 0 == a)
+  Tensor n = Tensor::arange(-12, 13).reshape({25, 1}), d = Tensor::arange(-5, 6).reshape({1, 11});
+  EXPECT_TRUE((n.floor_divide(d) * d + n % d == n).all().item<bool>());
+  EXPECT_EQ(Tensor({-9, 9, 0}).floor_divide(Tensor({0, 0, 0})).tolist<int>(), (std::vector<int>{0, 0, 0}));
+  // floats, broadcast, scalars; an int scalar keeps an int tensor int
+  check_op({{4, 5}, {5}}, [](auto& x) { return x[0].floor_divide(x[1].abs() + 0.5); }, "torch.floor_divide(x0, x1.abs() + 0.5)",
+           {.grad = false});
+  EXPECT_EQ(Tensor({7, -7}).floor_divide(Tensor(2)).tolist<int>(), (std::vector<int>{3, -4}));
+  EXPECT_EQ(Tensor({7, -7}).floor_divide(Tensor(2)).dtype(), dt::int32);
+  EXPECT_THROW((void)Tensor({true}).floor_divide(Tensor({true})), tg::TypeError);
+}
+
 TEST(MathCore, Comparisons) {
   // small integers make ties common
   for (const CheckOpts& o : {ints(-3, 3), CheckOpts{.low = -2, .high = 2}}) {
