@@ -218,6 +218,7 @@ class Tensor {
   Tensor argmin(std::optional<int> axis = std::nullopt, bool keepdim = false) const;
   Tensor cumsum(int axis = 0) const;
   Tensor cummax(int axis = 0) const;
+  Tensor cumprod(int axis = 0) const;  // in cumsum's dtype (sum's: int32 at least for integers and bool); exact for integers
   Tensor logsumexp(const std::vector<int>& axes = {}, bool keepdim = false) const;
   Tensor softmax(int axis = -1) const;
   Tensor log_softmax(int axis = -1) const;

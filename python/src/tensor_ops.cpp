@@ -212,6 +212,7 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
       }, py::arg("axis") = py::none(), py::arg("keepdim") = false)
       .def("cumsum", &Tensor::cumsum, py::arg("axis") = 0)
       .def("cummax", &Tensor::cummax, py::arg("axis") = 0)
+      .def("cumprod", &Tensor::cumprod, py::arg("axis") = 0)
       .def("softmax", [](const Tensor& t, int axis, py::object dtype) {
         return (dtype.is_none() ? t : t.cast(to_dtype(dtype))).softmax(axis);
       }, py::arg("axis") = -1, py::arg("dtype") = py::none())

@@ -1,4 +1,4 @@
-// Reductions beyond sum/max (prod, any, all, argmax, argmin, topk) and the scans (cumsum, cummax),
+// Reductions beyond sum/max (prod, any, all, argmax, argmin, topk) and the scans (cumsum, cummax, cumprod),
 // composed from the Sum/Max Functions, movement ops and elementwise ops.
 #include <algorithm>
 #include <cmath>
@@ -102,12 +102,33 @@ Tensor cum_last_axis(Cum op, const Tensor& x) {
   return cum_combine(op, inner, carry).reshape(flat).shrink(first_n);
 }
 
-Tensor cum_scan(Cum op, const Tensor& t, int axis, const char* name) {
+// Inclusive product scan along the last axis by doubling (Hillis and Steele): x_i *= x_(i-d) for
+// d = 1, 2, 4, ..., O(n log n) multiplies. As prod: exact for integers, and Mul's backward gives the
+// exact gradient where entries are zero (no division by the prefix product).
+Tensor cumprod_last_axis(Tensor x) {
+  int64_t n = x.shape().back();
+  std::vector<std::pair<int64_t, int64_t>> shift(static_cast<size_t>(x.ndim()), {0, 0}), first_n;
+  for (int64_t s : x.shape()) first_n.emplace_back(0, s);
+  int level = 0;
+  for (int64_t d = 1; d < n; d *= 2) {
+    shift.back() = {d, 0};
+    x = x * x.pad(shift, 1).shrink(first_n);  // x_(i-d), 1 before the start
+    // realize every few levels so that no kernel reads more than 16 inputs per output
+    if (++level % 4 == 0 && 2 * d < n) x = x.contiguous();
+  }
+  return x;
+}
+
+// scan(t with `axis` moved last), moved back; a 0-d tensor and an empty axis are their own scan.
+template <class Scan> Tensor along_last_axis(const Tensor& t, int axis, const char* name, Scan scan) {
   if (t.ndim() == 0) { t.norm_axis(axis, name); return t; }
   int a = t.norm_axis(axis, name);
   if (t.shape()[static_cast<size_t>(a)] == 0) return t;
   auto [order, inv] = axis_last(t.ndim(), a);
-  return cum_last_axis(op, t.permute(order)).permute(inv);
+  return scan(t.permute(order)).permute(inv);
+}
+Tensor cum_scan(Cum op, const Tensor& t, int axis, const char* name) {
+  return along_last_axis(t, axis, name, [op](const Tensor& x) { return cum_last_axis(op, x); });
 }
 
 // Index of the first true entry of `hit` along `a` (one exists), as int32 (int64 for an axis of 2^31
@@ -231,6 +252,10 @@ Tensor Tensor::cumsum(int axis) const {
   return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r;  // half sums in float, as sum()
 }
 Tensor Tensor::cummax(int axis) const { return cum_scan(Cum::Max, *this, axis, "cummax"); }
+Tensor Tensor::cumprod(int axis) const {
+  Tensor r = along_last_axis(cast(detail::sum_acc_dtype(dtype())), axis, "cumprod", cumprod_last_axis);
+  return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r;  // in float for half, as prod()
+}
 
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int dim, bool largest) const {
   if (ndim() == 0) {  // as torch: a scalar is a one-element dim

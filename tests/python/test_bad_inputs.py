@@ -353,6 +353,7 @@ _ZERO_DIM_OPS = {
   "argmin": (lambda t, a, k: t.argmin(a, keepdim=k), lambda x, a, k: x.argmin(a, keepdim=k)),
   "logsumexp": (lambda t, a, k: t.logsumexp(a, keepdim=k), lambda x, a, k: x.logsumexp(a, keepdim=k)),
   "cumsum": (lambda t, a, k: t.cumsum(a), lambda x, a, k: x.cumsum(a)),
+  "cumprod": (lambda t, a, k: t.cumprod(a), lambda x, a, k: x.cumprod(a)),
   # torch 1.13's cummax ignores the dim of a 0-d tensor (any dim passes); its dim rule is cumsum's
   "cummax": (lambda t, a, k: t.cummax(a), lambda x, a, k: x.cumsum(a) * 0 + x.cummax(a).values),
   "softmax": (lambda t, a, k: t.softmax(a), lambda x, a, k: x.softmax(a)),

@@ -64,6 +64,13 @@ def test_reduce(name):
   helper_test_op(shps, tf, gf, **opts)
 
 
+def test_cumprod():
+  helper_test_op([(5, 6)], lambda x: x.cumprod(1), lambda x: x.cumprod(axis=1))
+  helper_test_op([(40, 3)], lambda x: x.cumprod(0), lambda x: x.cumprod(0), low=0.9, high=1.1)
+  # integers in cumsum's dtype (int32 stays int32, as tinygrad's sum; torch widens to int64)
+  helper_test_op(None, lambda x: x.cumprod(0).int(), lambda x: x.cumprod(0), vals=[[3, -2, 0, 5]], forward_only=True)
+
+
 def test_cummax():
   helper_test_op([(5, 6)], lambda x: torch.cummax(x, 1).values, lambda x: _first(x.cummax(axis=1)))
 

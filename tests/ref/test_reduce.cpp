@@ -9,6 +9,7 @@
 using namespace tgtest;
 using tg::Tensor;
 using tg::dtypes::int32;
+using tg::dtypes::float16;
 
 TEST(Reduce, Prod) {
   check_op({{3, 4, 5}}, [](auto& x) { return x[0].prod({1}); }, "x0.prod(1)");
@@ -74,6 +75,28 @@ TEST(Reduce, Cummax) {
   check_op({{3, 6}}, [](auto& x) { return x[0].cummax(-2); }, "torch.cummax(x0, -2).values");
   check_op({{4, 6}}, [](auto& x) { return x[0].cummax(1); }, "torch.cummax(x0, 1).values", {.low = -50, .high = 50, .dtype = int32});
   check_op({{2, 300}}, [](auto& x) { return x[0].cummax(1); }, "torch.cummax(x0, 1).values");
+}
+
+TEST(Reduce, Cumprod) {
+  check_op({{3, 5}}, [](auto& x) { return x[0].cumprod(0); }, "x0.cumprod(0)");
+  check_op({{3, 5}}, [](auto& x) { return x[0].cumprod(-1); }, "x0.cumprod(-1)");
+  check_op({{2, 3, 4}}, [](auto& x) { return x[0].cumprod(1); }, "x0.cumprod(1)");
+  // past 16 entries the doubling realizes an intermediate; values near 1 keep the products in range
+  check_op({{2, 100}}, [](auto& x) { return x[0].cumprod(1); }, "x0.cumprod(1)", {.low = 0.9, .high = 1.1});
+  // integers exactly (int64 past 2^32); zeros, and the gradient through them (the product
+  // of the other entries, which a division by the prefix product would make NaN)
+  check_op({{4, 6}}, [](auto& x) { return x[0].cumprod(1); }, "x0.cumprod(1)", {.low = -3, .high = 3, .dtype = int32});
+  check_op_inputs({Tensor(std::vector<int64_t>(40, 2), {40})}, [](auto& x) { return std::vector{x[0].cumprod(0)}; }, "x0.cumprod(0)");
+  check_op_inputs({Tensor({2.f, 0.f, 3.f, 4.f, 0.5f}), Tensor({0.f, 0.f, 2.f})}, [](auto& x) { return std::vector{x[0].cumprod(0), x[1].cumprod(0)}; },
+                  "(x0.cumprod(0), x1.cumprod(0))");
+  // cumsum's dtype (tinygrad's sum: int32 stays int32, where torch widens to int64)
+  EXPECT_EQ(Tensor({1, 2}).cumprod(0).dtype(), int32);
+  EXPECT_EQ(Tensor(std::vector<int8_t>{100, 100}, {2}).cumprod(0).tolist<int>(), (std::vector<int>{100, 10000}));
+  EXPECT_EQ(Tensor({true, false}).cumprod(0).tolist<int>(), (std::vector<int>{1, 0}));
+  EXPECT_EQ(Tensor({1.5f, 2.f}).cast(float16).cumprod(0).dtype(), float16);
+  EXPECT_EQ(Tensor::full({}, 3.f).cumprod(0).item<float>(), 3.f);  // a 0-d tensor is its own scan
+  EXPECT_EQ(Tensor::ones({2, 0}).cumprod(1).shape(), (tg::Shape{2, 0}));
+  EXPECT_THROW((void)Tensor::ones({2, 3}).cumprod(2), tg::Error);
 }
 
 TEST(Reduce, Topk) {
