@@ -110,6 +110,9 @@ TEST(BadInputsInvalid, ArangeAtTheIntegerEnds) {
   EXPECT_EQ(Tensor::arange(0x1p63, 0x1p63 + 3 * 4096, 4096, dtypes::uint64).tolist<uint64_t>(), (std::vector<uint64_t>{top, top + 4096, top + 8192}));
   EXPECT_EQ(Tensor::arange(0x1p64 - 4096, 0x1p63, -0x1p62, dtypes::uint64).tolist<uint64_t>(), (std::vector<uint64_t>{UINT64_MAX - 4095, UINT64_MAX - 4095 - (uint64_t{1} << 62)}));
   EXPECT_EQ(Tensor::arange(5, -5, -3, dtypes::int64).tolist<int64_t>(), (std::vector<int64_t>{5, 2, -1, -4}));
+  // a step of 2^63, past int64's range itself
+  EXPECT_EQ(Tensor::arange(-0x1p63, 0x1p62, 0x1p63, dtypes::int64).tolist<int64_t>(), (std::vector<int64_t>{INT64_MIN, 0}));
+  EXPECT_EQ(Tensor::arange(0, 0x1p64 - 4096, 0x1p63, dtypes::uint64).tolist<uint64_t>(), (std::vector<uint64_t>{0, top}));
   EXPECT_EQ(Tensor::arange(255, 250, -2, dtypes::uint8).tolist<uint8_t>(), (std::vector<uint8_t>{255, 253, 251}));
   EXPECT_EQ(Tensor::arange(7, 8, 1e300).tolist<int32_t>(), (std::vector<int32_t>{7}));
 }

@@ -64,7 +64,7 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   // integers in 64-bit integers: start and step are whole numbers here; uint64's ends past int64 in uint64
   DType wide = dt == dtypes::uint64 ? dtypes::uint64 : dtypes::int64;
   Tensor base = detail::const_tensor({}, start, wide, i.device());
-  Tensor offset = i.cast(wide) * static_cast<int64_t>(std::fabs(step));
+  Tensor offset = i.cast(wide) * detail::const_tensor({}, std::fabs(step), wide, i.device());  // |step| may be 2^63
   return (step > 0 ? base + offset : base - offset).cast(dt);
 }
 
