@@ -26,6 +26,11 @@ class LazyBuffer;
 class TensorIndex;
 struct TensorImpl;
 
+// What pad puts around a dim (torch's modes): the value, the dim mirrored without its edge entry
+// (reflect: padding less than the dim), its edge entry repeated (replicate), or its other end (circular:
+// padding at most the dim).
+enum class PadMode { constant, reflect, replicate, circular };
+
 class Tensor {
  public:
   // From data. The dtype follows the C++ type (int -> int32, float -> float32, bool -> bool...).
@@ -232,6 +237,7 @@ class Tensor {
   Tensor T() const { return transpose(); }  // tinygrad's .T: dims 0 and 1 swapped
   Tensor expand(const Shape& shape) const;   // -1 keeps a dim
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& padding, double value = 0) const;
+  Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& padding, PadMode mode, double value = 0) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
   Tensor flip(const std::vector<int>& axes) const;
   Tensor squeeze(std::optional<int> dim = std::nullopt) const;

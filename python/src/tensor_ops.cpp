@@ -7,6 +7,8 @@
 // wherever a tensor operand is accepted, and `dtype=` on softmax/log_softmax.
 #include "bindings.h"
 
+#include <map>
+
 namespace tgpy {
 
 namespace {
@@ -43,11 +45,23 @@ tg::Shape reshape_shape(const Tensor& t, const py::args& args) {
 // pad's padding, in either of tinygrad's forms: ((before, after) or None per dim), or flat ints in
 // torch's order (last dim first).
 Tensor pad(const Tensor& t, py::object padding, py::object value, const std::string& mode) {
-  if (mode != "constant") throw tg::Error("pad: mode '" + mode + "' is not supported (only 'constant')");
+  static const std::map<std::string, tg::PadMode> modes = {{"constant", tg::PadMode::constant}, {"reflect", tg::PadMode::reflect},
+                                                          {"replicate", tg::PadMode::replicate}, {"circular", tg::PadMode::circular}};
+  auto m = modes.find(mode);
+  if (m == modes.end()) throw tg::Error("pad: mode '" + mode + "' is not one of 'constant', 'reflect', 'replicate', 'circular'");
   double v = value.cast<double>();
+  if (m->second != tg::PadMode::constant && v != 0) throw tg::Error("pad: mode '" + mode + "' takes no value (only 'constant' does)");
   py::sequence seq = py::reinterpret_borrow<py::sequence>(padding);
   bool flat = true;
   for (py::handle h : seq) flat = flat && !h.is_none() && !PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr());
+  if (flat && m->second != tg::PadMode::constant) {  // torch's order, last dim first; the dims before it unpadded
+    std::vector<int64_t> p = int_list(padding, "pad: padding");
+    if (p.size() % 2 != 0 || p.size() / 2 > t.shape().size())
+      throw tg::Error("pad: padding of " + std::to_string(p.size()) + " ints for a tensor of " + std::to_string(t.ndim()) + " dims");
+    std::vector<std::pair<int64_t, int64_t>> pairs(t.shape().size(), {0, 0});
+    for (size_t i = 0; i < p.size() / 2; i++) pairs[t.shape().size() - 1 - i] = {p[2 * i], p[2 * i + 1]};
+    return t.pad(pairs, m->second);
+  }
   if (flat) return t.pad2d(int_list(padding, "pad: padding"), v);
   std::vector<std::pair<int64_t, int64_t>> pairs;
   bool crops = false;
@@ -58,6 +72,7 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
     pairs.emplace_back(p[0], p[1]);
     crops = crops || p[0] < 0 || p[1] < 0;
   }
+  if (m->second != tg::PadMode::constant) return t.pad(pairs, m->second);
   if (!crops || pairs.size() != t.shape().size()) return t.pad(pairs, v);
   std::vector<int64_t> torch_order;  // negative padding crops (tinygrad): pad2d's order, last dim first, does both
   for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) torch_order.insert(torch_order.end(), {it->first, it->second});

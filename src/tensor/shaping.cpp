@@ -234,6 +234,48 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int>& 
   return r;
 }
 
+Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, PadMode mode, double value) const {
+  if (mode == PadMode::constant) return pad(padding, value);
+  const char* name = mode == PadMode::reflect ? "reflect" : mode == PadMode::replicate ? "replicate" : "circular";
+  TG_CHECK(padding.size() == shape().size(), "pad: ", padding.size(), " (before, after) pairs for shape ", shape(), " (mode ", name, ")");
+  TG_CHECK(value == 0, "pad: mode ", name, " takes no value (only constant does), got ", value, " for shape ", shape());
+  for (size_t d = 0; d < padding.size(); d++) {
+    auto [b, e] = padding[d];
+    int64_t n = shape()[d];
+    TG_CHECK(b >= 0 && e >= 0, "pad: negative padding (", b, ", ", e, ") for dim ", d, " of shape ", shape(), " (mode ", name, ")");
+    // torch's limits: a mirror has n - 1 entries besides the edge, a wrap n, an edge needs one entry
+    int64_t most = mode == PadMode::reflect ? n - 1 : mode == PadMode::circular ? n : (n > 0 ? INT64_MAX : 0);
+    TG_CHECK(std::max(b, e) <= most, "pad: padding (", b, ", ", e, ") of dim ", d, " of shape ", shape(), " is more than mode ", name,
+             " allows (", mode == PadMode::reflect ? "less than the dim" : mode == PadMode::circular ? "at most the dim" : "a nonempty dim", ")");
+  }
+  detail::checked_pad_shape(shape(), padding, dtype(), "pad");
+  // each dim in turn: the entries before and after it, cut from the dim itself and joined to it
+  Tensor x = *this;
+  for (size_t d = 0; d < padding.size(); d++) {
+    auto [b, e] = padding[d];
+    if (b == 0 && e == 0) continue;
+    int64_t n = x.shape()[d];
+    int axis = static_cast<int>(d);
+    auto part = [&](int64_t lo, int64_t hi) {
+      std::vector<std::pair<int64_t, int64_t>> r;
+      for (int64_t s : x.shape()) r.emplace_back(0, s);
+      r[d] = {lo, hi};
+      return x.shrink(r);
+    };
+    auto edge = [&](int64_t at, int64_t count) {
+      Shape s = x.shape();
+      s[d] = count;
+      return part(at, at + 1).expand(s);
+    };
+    std::vector<Tensor> parts;
+    if (b > 0) parts.push_back(mode == PadMode::reflect ? part(1, b + 1).flip({axis}) : mode == PadMode::replicate ? edge(0, b) : part(n - b, n));
+    parts.push_back(x);
+    if (e > 0) parts.push_back(mode == PadMode::reflect ? part(n - 1 - e, n - 1).flip({axis}) : mode == PadMode::replicate ? edge(n - 1, e) : part(0, e));
+    x = Tensor::cat(parts, axis);
+  }
+  return x;
+}
+
 Tensor Tensor::pad2d(const std::vector<int64_t>& padding, double value) const {
   TG_CHECK(padding.size() % 2 == 0 && padding.size() / 2 <= shape().size(), "pad2d: padding ", padding,
            " must have an even length of at most 2 * ndim for shape ", shape());

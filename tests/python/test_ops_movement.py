@@ -30,6 +30,9 @@ MOVE = {
   "pad_negative_flat": ([(3, 3, 3, 3)], lambda x: F.pad(x, (-1, 2, -2, 1)), lambda x: x.pad((-1, 2, -2, 1)), {}),
   "pad_none_dims":   ([(3, 4)], lambda x: F.pad(x, (1, 1)), lambda x: x.pad((None, (1, 1))), {}),
   "pad2d":           ([(2, 3, 4, 4)], lambda x: F.pad(x, (1, 2, 0, 3)), lambda x: x.pad2d((1, 2, 0, 3)), {}),
+  "pad_reflect":     ([(2, 3, 4, 5)], lambda x: F.pad(x, (1, 4, 3, 0), mode="reflect"), lambda x: x.pad((1, 4, 3, 0), mode="reflect"), {}),
+  "pad_replicate":   ([(2, 3, 5)], lambda x: F.pad(x, (6, 2), mode="replicate"), lambda x: x.pad((None, None, (6, 2)), mode="replicate"), {}),
+  "pad_circular":    ([(2, 3, 4, 5)], lambda x: F.pad(x, (5, 0, 1, 4), mode="circular"), lambda x: x.pad(((0, 0), (0, 0), (1, 4), (5, 0)), mode="circular"), {}),
   "shrink":          ([(4, 3, 6, 6)], lambda x: x[1:3, :, 2:5, 0:6], lambda x: x.shrink(((1, 3), (0, 3), (2, 5), (0, 6))), {}),
   "shrink_none":     ([(4, 6)], lambda x: x[:, 1:4], lambda x: x.shrink((None, (1, 4))), {}),
   "squeeze":         ([(2, 1, 4, 1)], lambda x: x.squeeze(), None, {}),
@@ -210,3 +213,15 @@ def test_one_hot():
 
 def test_one_hot_2d():
   helper_test_op(None, lambda x: F.one_hot(x.long(), 4).int(), lambda x: x.one_hot(4), vals=[[[0, 3], [1, 2]]], forward_only=True)
+
+
+def test_pad_mode_errors():
+  t = Tensor.ones(2, 3)
+  with pytest.raises(Exception, match="reflect"):
+    t.pad((3, 0), mode="reflect")  # reflect pads less than the dim
+  with pytest.raises(Exception, match="circular"):
+    t.pad((0, 4), mode="circular")
+  with pytest.raises(Exception, match="no value"):
+    t.pad((1, 1), mode="replicate", value=2.0)
+  with pytest.raises(Exception, match="'wrap' is not one of"):
+    t.pad((1, 1), mode="wrap")

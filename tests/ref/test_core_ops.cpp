@@ -47,6 +47,31 @@ TEST(CoreOps, Matmul) {
   EXPECT_THROW(Tensor::ones({3, 4}).matmul(Tensor::ones({5, 2})), tg::Error);
 }
 
+// torch's other pad modes (F.pad takes them for the last 1-3 dims of a batched input); gradients too
+TEST(CoreOps, PadModes) {
+  using tg::PadMode;
+  check_op({{2, 3, 5}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {2, 4}}, PadMode::reflect); }, "F.pad(x0, (2, 4), mode='reflect')");
+  check_op({{2, 3, 5}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {2, 7}}, PadMode::replicate); }, "F.pad(x0, (2, 7), mode='replicate')");
+  check_op({{2, 3, 5}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {5, 1}}, PadMode::circular); }, "F.pad(x0, (5, 1), mode='circular')");
+  check_op({{1, 2, 4, 5}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {3, 1}, {0, 2}}, PadMode::reflect); },
+           "F.pad(x0, (0, 2, 3, 1), mode='reflect')");
+  check_op({{1, 2, 4, 5}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {1, 3}, {2, 2}}, PadMode::replicate); },
+           "F.pad(x0, (2, 2, 1, 3), mode='replicate')");
+  check_op({{1, 2, 4, 5}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {4, 0}, {2, 3}}, PadMode::circular); },
+           "F.pad(x0, (2, 3, 4, 0), mode='circular')");
+  check_op({{1, 1, 3, 4, 2}}, [](auto& x) { return x[0].pad({{0, 0}, {0, 0}, {2, 1}, {1, 3}, {1, 1}}, PadMode::reflect); },
+           "F.pad(x0, (1, 1, 1, 3, 2, 1), mode='reflect')");
+  check_op({{2, 3}}, [](auto& x) { return x[0].pad({{1, 1}, {2, 0}}, PadMode::constant, -3.5); }, "F.pad(x0, (2, 0, 1, 1), value=-3.5)");
+  // integers, and torch's limits: reflect less than the dim, circular at most the dim, replicate a nonempty dim
+  EXPECT_EQ(Tensor({1, 2, 3}).pad({{2, 2}}, PadMode::reflect).tolist<int>(), (std::vector<int>{3, 2, 1, 2, 3, 2, 1}));
+  EXPECT_THROW((void)Tensor({1, 2, 3}).pad({{3, 0}}, PadMode::reflect), tg::Error);
+  EXPECT_THROW((void)Tensor({1, 2, 3}).pad({{0, 4}}, PadMode::circular), tg::Error);
+  EXPECT_THROW((void)Tensor::ones({2, 0}).pad({{0, 0}, {1, 0}}, PadMode::replicate), tg::Error);
+  EXPECT_THROW((void)Tensor({1, 2, 3}).pad({{-1, 0}}, PadMode::replicate), tg::Error);
+  EXPECT_THROW((void)Tensor({1, 2, 3}).pad({{1, 0}, {1, 0}}, PadMode::replicate), tg::Error);
+  EXPECT_THROW((void)Tensor({1, 2, 3}).pad({{1, 0}}, PadMode::replicate, 2.0), tg::Error);
+}
+
 TEST(CoreOps, MovementConveniences) {
   check_op({{2, 3, 4}}, [](auto& x) { return x[0].transpose(0, 2); }, "x0.transpose(0, 2)");
   check_op({{2, 3, 4}}, [](auto& x) { return x[0].flatten(1); }, "x0.flatten(1)");
