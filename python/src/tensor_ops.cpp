@@ -50,7 +50,6 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
   auto m = modes.find(mode);
   if (m == modes.end()) throw tg::Error("pad: mode '" + mode + "' is not one of 'constant', 'reflect', 'replicate', 'circular'");
   double v = value.cast<double>();
-  if (m->second != tg::PadMode::constant && v != 0) throw tg::Error("pad: mode '" + mode + "' takes no value (only 'constant' does)");
   py::sequence seq = py::reinterpret_borrow<py::sequence>(padding);
   bool flat = true;
   for (py::handle h : seq) flat = flat && !h.is_none() && !PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr());
@@ -60,7 +59,7 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
       throw tg::Error("pad: padding of " + std::to_string(p.size()) + " ints for a tensor of " + std::to_string(t.ndim()) + " dims");
     std::vector<std::pair<int64_t, int64_t>> pairs(t.shape().size(), {0, 0});
     for (size_t i = 0; i < p.size() / 2; i++) pairs[t.shape().size() - 1 - i] = {p[2 * i], p[2 * i + 1]};
-    return t.pad(pairs, m->second);
+    return t.pad(pairs, m->second, v);
   }
   if (flat) return t.pad2d(int_list(padding, "pad: padding"), v);
   std::vector<std::pair<int64_t, int64_t>> pairs;
@@ -72,7 +71,7 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
     pairs.emplace_back(p[0], p[1]);
     crops = crops || p[0] < 0 || p[1] < 0;
   }
-  if (m->second != tg::PadMode::constant) return t.pad(pairs, m->second);
+  if (m->second != tg::PadMode::constant) return t.pad(pairs, m->second, v);
   if (!crops || pairs.size() != t.shape().size()) return t.pad(pairs, v);
   std::vector<int64_t> torch_order;  // negative padding crops (tinygrad): pad2d's order, last dim first, does both
   for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) torch_order.insert(torch_order.end(), {it->first, it->second});
