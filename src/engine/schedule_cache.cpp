@@ -123,10 +123,38 @@ void write_record(ScheduleKey& k, const LazyBuffer& x, bool forced, int64_t buff
   }
 }
 
+// The vectors of this thread's last dropped key, cleared, for the next one. A key bigger than these
+// bounds frees its own: one big graph must not make every later key hold as much.
+constexpr size_t kMaxSpareWords = 4096, kMaxSpareNodes = 512;
+struct Spare {
+  std::vector<uint64_t> words;
+  std::vector<const Arg*> args;
+  std::vector<LazyBuffer*> nodes;
+  ~Spare() { gone = true; }
+  static thread_local bool gone;  // trivially destructible: readable to the thread's very end
+};
+thread_local bool Spare::gone = false;
+Spare& spare() {
+  thread_local Spare s;
+  return s;
+}
+
 }  // namespace
+
+ScheduleKey::~ScheduleKey() {
+  if (Spare::gone || words.capacity() > kMaxSpareWords || nodes.capacity() > kMaxSpareNodes) return;
+  Spare& s = spare();
+  if (words.capacity() > s.words.capacity()) s.words.swap(words), s.words.clear();
+  if (args.capacity() > s.args.capacity()) s.args.swap(args), s.args.clear();
+  if (nodes.capacity() > s.nodes.capacity()) s.nodes.swap(nodes), s.nodes.clear();
+}
 
 ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   ScheduleKey k;
+  if (!Spare::gone) {  // (empty and cleared: a key's words start from nothing)
+    Spare& s = spare();
+    k.words.swap(s.words), k.args.swap(s.args), k.nodes.swap(s.nodes);
+  }
   thread_local PointerNumbers index, buffers;  // LazyBuffer -> position in the walk; Buffer -> number
   index.clear();
   buffers.clear();
@@ -136,12 +164,6 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
   thread_local std::vector<std::pair<LazyBuffer*, size_t>> stack;  // iterative post-order: sources before users
   stack.clear();
   const std::string* last_device = nullptr;
-  // sized as this thread's last key (an eager loop makes the same graph again and again), within reason:
-  // a big graph's key must not make every small one after it allocate as much
-  thread_local size_t last_words = 64, last_nodes = 16, last_args = 4;
-  k.words.reserve(std::min<size_t>(last_words, 4096));
-  k.nodes.reserve(std::min<size_t>(last_nodes, 512));
-  k.args.reserve(std::min<size_t>(last_args, 512));
   for (const LBPtr& o : outs) {
     if (!index.find(o.get())) stack.emplace_back(o.get(), 0);
     while (!stack.empty()) {
@@ -167,7 +189,6 @@ ScheduleKey schedule_key(const std::vector<LBPtr>& outs) {
     k.words.push_back(static_cast<uint64_t>(*index.find(o.get())));
   }
   k.words.push_back(static_cast<uint64_t>(FUSE.value));
-  last_words = k.words.size(), last_nodes = k.nodes.size(), last_args = k.args.size();
   uint64_t h = k.words.size();
   for (uint64_t w : k.words) h = hash_combine(h, w);
   for (const Arg* a : k.args) h = hash_combine(h, arg_hash(*a));

@@ -26,12 +26,19 @@ inline ContextVar SCHEDULE_CACHE{"SCHEDULE_CACHE", 1};
 
 // A graph's key and its LazyBuffers in the key's order. Valid while the graph lives (args points
 // into it); an empty key (no words) is one the cache does not take.
+// A key's vectors go back to its thread when it is dropped, and the thread's next key reuses them: an
+// eager loop keys a graph per op, which would otherwise allocate (and free) three vectors each time.
 struct ScheduleKey {
   std::vector<uint64_t> words;      // the records: plain values, compared as they are
   std::vector<const Arg*> args;     // the args of the nodes that have one, compared with arg_equal
   uint64_t hash = 0;                // of words and args
   std::vector<LazyBuffer*> nodes;
   size_t forced = 0;                // nodes forced to realize when the key was made
+
+  ScheduleKey() = default;
+  ScheduleKey(ScheduleKey&&) = default;
+  ScheduleKey& operator=(ScheduleKey&&) = default;
+  ~ScheduleKey();
 };
 ScheduleKey schedule_key(const std::vector<LBPtr>& outs);
 // Whether k still describes its graph. The one thing of a graph that changes outside the realize lock

@@ -9,6 +9,7 @@ namespace tg {
 
 
 Tensor Tensor::reshape(const Shape& new_shape) const {
+  if (new_shape == shape()) return *this;  // (a tensor's own shape is valid: nothing to check)
   Shape s = new_shape;
   int infer = -1;
   int64_t known = 1;

@@ -23,7 +23,7 @@ std::pair<std::vector<int>, Shape> reduce_axes(const Tensor& t, const std::vecto
     if (!reduced) out.push_back(t.shape()[i]);
     else if (keepdim) out.push_back(1);
   }
-  return {ax, out};
+  return {std::move(ax), std::move(out)};
 }
 DType sum_acc_dtype(DType d) {
   if (d.is_float()) return d.scalar == Scalar::Float16 ? dtypes::float32 : d;
