@@ -236,7 +236,12 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
       .def("topk", [](const Tensor& t, int64_t k, int dim, bool largest) {
         auto [v, i] = t.topk(k, dim, largest);
         return py::make_tuple(v, i);
-      }, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true);
+      }, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true)
+      .def("sort", [](const Tensor& t, int dim, bool descending) {
+        auto [v, i] = t.sort(dim, descending);
+        return py::make_tuple(v, i);
+      }, py::arg("dim") = -1, py::arg("descending") = false)
+      .def("argsort", &Tensor::argsort, py::arg("dim") = -1, py::arg("descending") = false);
 
   // ---- movement --------------------------------------------------------------------------------------
   cls.def("reshape", [](const Tensor& t, py::args shape) { return t.reshape(reshape_shape(t, shape)); })

@@ -22,6 +22,8 @@ Tensor to_float(const Tensor& t);
 DType sum_acc_dtype(DType d);
 // The normalized reduce axes (all when `axes` is empty) and the shape the reduce returns.
 std::pair<std::vector<int>, Shape> reduce_axes(const Tensor& t, const std::vector<int>& axes, bool keepdim, const char* op);
+// Moves `axis` last: (the permutation, its inverse).
+std::pair<std::vector<int>, std::vector<int>> axis_last(int ndim, int axis);
 // A constant of t's dtype and device, broadcast to shape `shape` (or t's shape).
 Tensor const_like(const Tensor& t, double v);
 

@@ -9,6 +9,16 @@
 
 namespace tg {
 
+std::pair<std::vector<int>, std::vector<int>> detail::axis_last(int ndim, int axis) {
+  std::vector<int> order;
+  for (int i = 0; i < ndim; i++) if (i != axis) order.push_back(i);
+  order.push_back(axis);
+  std::vector<int> inv(static_cast<size_t>(ndim));
+  for (int i = 0; i < ndim; i++) inv[static_cast<size_t>(order[static_cast<size_t>(i)])] = i;
+  return {order, inv};
+}
+using detail::axis_last;
+
 namespace {
 
 // The int dtype of positions along an axis of n: int32, int64 from 2^31 on.
@@ -36,16 +46,6 @@ Tensor prod_last_axis(Tensor x) {
     if (++level % 4 == 0 && x.shape()[last] > 1) x = x.contiguous();
   }
   return x;
-}
-
-// Moves `axis` last: (the permutation, its inverse).
-std::pair<std::vector<int>, std::vector<int>> axis_last(int ndim, int axis) {
-  std::vector<int> order;
-  for (int i = 0; i < ndim; i++) if (i != axis) order.push_back(i);
-  order.push_back(axis);
-  std::vector<int> inv(static_cast<size_t>(ndim));
-  for (int i = 0; i < ndim; i++) inv[static_cast<size_t>(order[static_cast<size_t>(i)])] = i;
-  return {order, inv};
 }
 
 enum class Cum { Sum, Max };

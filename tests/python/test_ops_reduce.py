@@ -119,5 +119,22 @@ def test_topk_values_and_indices():
   helper_test_op([(5, 5, 4)], lambda x: x.topk(3, 1).indices.int(), lambda x: x.topk(3, 1)[1], forward_only=True)
 
 
+def test_sort_values_and_indices():
+  # padded lengths, both orders, with the values' gradient; indices as torch's stable sort
+  helper_test_op([(4, 13)], lambda x: x.sort(dim=1, stable=True).values, lambda x: x.sort(dim=1)[0])
+  helper_test_op([(6, 5)], lambda x: x.sort(dim=0, descending=True, stable=True).values, lambda x: x.sort(dim=0, descending=True)[0])
+  helper_test_op([(4, 13)], lambda x: x.sort(dim=-1, stable=True).indices.int(), lambda x: x.sort()[1], forward_only=True)
+  helper_test_op([(4, 13)], lambda x: torch.argsort(x, dim=-1, descending=True).int(), lambda x: x.argsort(descending=True), forward_only=True)
+
+
+def test_sort_is_stable_and_orders_nan():
+  vals = [[2.0, float("nan"), 1.0, 2.0, float("-inf"), float("nan"), 1.0]]
+  for descending in (False, True):
+    t, i = Tensor(vals).sort(descending=descending)
+    ref = torch.tensor(vals).sort(descending=descending, stable=True)
+    assert torch.equal(torch.tensor(i.numpy()).long(), ref.indices)
+    assert torch.allclose(torch.tensor(t.numpy()), ref.values, equal_nan=True)
+
+
 def test_topk_smallest():
   helper_test_op([(8, 6)], lambda x: x.topk(2, 0, largest=False).values, lambda x: x.topk(2, 0, largest=False)[0])

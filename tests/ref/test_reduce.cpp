@@ -1,4 +1,4 @@
-// Reductions and scans beyond sum/max (prod, any, all, argmax, argmin, cumsum, cummax, topk) against
+// Reductions and scans beyond sum/max (prod, any, all, argmax, argmin, cumsum, cummax, topk, sort) against
 // PyTorch, forward and gradients, and their bad-input errors.
 #include <gtest/gtest.h>
 
@@ -111,6 +111,50 @@ TEST(Reduce, Topk) {
   auto [v, i] = Tensor::full({}, 3.f).topk(1);
   EXPECT_EQ(v.shape(), tg::Shape{});
   EXPECT_EQ(i.item<int>(), 0);
+}
+
+TEST(Reduce, Sort) {
+  auto pair = [](std::pair<Tensor, Tensor> p) { return std::vector<Tensor>{p.first, p.second}; };
+  // lengths that are powers of two and lengths padded up to one, every dim, both orders, with gradients
+  check_op_multi({{3, 8}}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)");
+  check_op_multi({{4, 7}}, [&](auto& x) { return pair(x[0].sort(-1, true)); }, "torch.sort(x0, descending=True, stable=True)");
+  check_op_multi({{5, 3, 4}}, [&](auto& x) { return pair(x[0].sort(0)); }, "torch.sort(x0, dim=0, stable=True)");
+  check_op_multi({{2, 37, 3}}, [&](auto& x) { return pair(x[0].sort(1, true)); }, "torch.sort(x0, dim=1, descending=True, stable=True)");
+  // a long row: 1000 entries padded to 1024, 55 steps of the network
+  check_op_multi({{2, 1000}}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)");
+  // ties keep their order (integers in a small range repeat): torch's stable sort, both orders
+  check_op_multi({{3, 50}}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)", {.low = -3, .high = 3, .dtype = int32});
+  check_op_multi({{3, 50}}, [&](auto& x) { return pair(x[0].sort(-1, true)); }, "torch.sort(x0, descending=True, stable=True)",
+                 {.low = -3, .high = 3, .dtype = int32});
+  // NaN after every number ascending, before every number descending; infinities and ties among NaNs
+  Tensor special = Tensor(std::vector<float>{1, NAN, -INFINITY, 2, NAN, INFINITY, -0.5f, 1, -INFINITY}, {9});
+  check_op_inputs({special}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)", {.grad = false});
+  check_op_inputs({special}, [&](auto& x) { return pair(x[0].sort(0, true)); }, "torch.sort(x0, descending=True, stable=True)", {.grad = false});
+  // int64 near its ends (the padding must not rest on a value no entry can take; the reference sees
+  // values through doubles, so the largest is 2^63 - 1024), bool
+  const int64_t big = INT64_MAX - 1023;
+  Tensor ends = Tensor(std::vector<int64_t>{big, 3, INT64_MIN, big, -1}, {5});
+  check_op_inputs({ends}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)");
+  check_op_inputs({ends}, [&](auto& x) { return pair(x[0].sort(0, true)); }, "torch.sort(x0, descending=True, stable=True)");
+  EXPECT_EQ(Tensor(std::vector<int64_t>{INT64_MAX, INT64_MIN, 0}, {3}).sort().first.tolist<int64_t>(), (std::vector<int64_t>{INT64_MIN, 0, INT64_MAX}));
+  EXPECT_EQ(Tensor(std::vector<int64_t>{INT64_MIN, INT64_MAX, 0}, {3}).sort(0, true).second.tolist<int>(), (std::vector<int>{1, 2, 0}));
+  Tensor flags = Tensor({true, false, true, false, false});
+  check_op_inputs({flags}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)");
+  check_op({{4, 6}}, [](auto& x) { return x[0].argsort(1, true); }, "torch.argsort(x0, dim=1, descending=True)", {.grad = false});
+  EXPECT_EQ(Tensor({3.f, 1.f}).sort().second.dtype(), int32);
+  EXPECT_EQ(Tensor({2, 1}).sort().first.dtype(), int32);
+  // 0-d, one entry, empty
+  auto [v0, i0] = Tensor::full({}, 3.f).sort();
+  EXPECT_EQ(v0.item<float>(), 3.f);
+  EXPECT_EQ(i0.shape(), tg::Shape{});
+  EXPECT_EQ(i0.item<int>(), 0);
+  EXPECT_EQ(Tensor::ones({3, 1}).sort().second.tolist<int>(), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(Tensor::ones({2, 0}).sort().first.shape(), (tg::Shape{2, 0}));
+  EXPECT_EQ(Tensor::ones({0, 4}).sort().second.shape(), (tg::Shape{0, 4}));
+  EXPECT_THROW((void)Tensor::ones({2, 3}).sort(2), tg::Error);
+  EXPECT_THROW((void)Tensor::ones({2, 3}).argsort(-3), tg::Error);
+  // a dim of 2^31 entries has positions its int32 indices cannot number (a lazy constant: nothing allocated)
+  EXPECT_THROW((void)Tensor::zeros({1, (int64_t{1} << 31) + 1}, tg::dtypes::int8).sort(1), tg::Error);
 }
 
 TEST(Reduce, BadInputs) {
