@@ -248,6 +248,9 @@ class Tensor {
   Tensor unsqueeze(int dim) const;
   Tensor flatten(int start_dim = 0, int end_dim = -1) const;
   Tensor unflatten(int dim, const Shape& sizes) const;
+  // torch's unfold: the windows of `size` entries along dim, `step` apart, as a view. Dim becomes the
+  // window count (n - size) / step + 1 and a last dim of `size` is appended (a 0-d tensor: shape (size,)).
+  Tensor unfold(int dim, int64_t size, int64_t step) const;
 
   // ---- shaping ---------------------------------------------------------------------------------------
   static Tensor cat(const std::vector<Tensor>& tensors, int dim = 0);

@@ -260,6 +260,7 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
       }, py::arg("dim") = py::none())
       .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
       .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def("unfold", &Tensor::unfold, py::arg("dim"), py::arg("size"), py::arg("step"))
       .def("unflatten", [](const Tensor& t, int dim, py::object sizes) { return t.unflatten(dim, int_list(sizes, "unflatten: sizes")); },
            py::arg("dim"), py::arg("sizes"));
 

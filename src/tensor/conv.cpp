@@ -121,6 +121,31 @@ PoolArgs pool_args(const Tensor& x, const std::vector<int64_t>& kernel_size, con
 
 }  // namespace
 
+Tensor Tensor::unfold(int dim, int64_t size, int64_t step) const {
+  int a = norm_axis(dim, "unfold");
+  TG_CHECK(step > 0, "unfold: step ", step, " must be positive (shape ", shape(), ", ", dtype().name(), ")");
+  TG_CHECK(size >= 0, "unfold: size ", size, " must not be negative (shape ", shape(), ", ", dtype().name(), ")");
+  if (ndim() == 0) {  // as torch: the scalar is one entry along dim, and no window dim is added
+    TG_CHECK(size <= 1, "unfold: size ", size, " is more than the 1 entry of a 0-d tensor (", dtype().name(), ")");
+    return reshape({1}).shrink({{0, size}});
+  }
+  int64_t n = shape()[static_cast<size_t>(a)];
+  TG_CHECK(size <= n, "unfold: size ", size, " is more than the ", n, " entries of dim ", dim, " of shape ", shape(), " (", dtype().name(), ")");
+  int64_t windows = (n - size) / step + 1;
+  if (size == 0) {  // windows of nothing: the input cut to no entries, at the output's shape
+    Tensor t = unsqueeze(-1);
+    std::vector<std::pair<int64_t, int64_t>> cut, grow(static_cast<size_t>(t.ndim()), {0, 0});
+    for (int64_t d : t.shape()) cut.emplace_back(0, d);
+    cut.back() = {0, 0};
+    cut[static_cast<size_t>(a)] = {0, std::min(n, windows)};
+    grow[static_cast<size_t>(a)] = {0, windows - std::min(n, windows)};
+    return t.shrink(cut).pad(grow);
+  }
+  auto [order, inv] = detail::axis_last(ndim(), a);
+  inv.push_back(ndim());  // the window's entries stay last
+  return pool(permute(order), {size}, {step}, {1}, "unfold").permute(inv);
+}
+
 namespace {
 
 // Whether a conv (one group) of weights w with output rows `out_width` wide runs as the heuristics' channel

@@ -1,6 +1,6 @@
 # The rest of tinygrad's Tensor API: interpolate (torch.nn.functional.interpolate's modes, sizes and
 # align_corners, forward and backward), max_pool2d(ceil_mode=True), multinomial (tinygrad's sampling,
-# checked by its statistics), xor, sequential, replace, repeat_interleave, to_, eye(n, m), inference_mode and the
+# checked by its statistics), xor, sequential, replace, repeat_interleave, unfold, to_, eye(n, m), inference_mode and the
 # per-device methods, and each one's errors.
 import numpy as np
 import pytest
@@ -193,6 +193,20 @@ def test_repeat_interleave_errors():
     Tensor.ones(2).repeat_interleave(-1)
   with pytest.raises(IndexError, match="repeat_interleave"):
     Tensor.ones(2).repeat_interleave(2, dim=1)
+
+
+@pytest.mark.parametrize("shape,args", [((2, 9), (1, 2, 3)), ((2, 9), (-1, 4, 1)), ((3, 10, 2), (1, 5, 2)), ((7,), (0, 7, 4)), ((), (0, 1, 1))])
+def test_unfold(shape, args):
+  helper_test_op([shape], lambda x: x.unfold(*args), lambda x: x.unfold(*args))
+
+
+def test_unfold_errors():
+  with pytest.raises(RuntimeError, match="unfold: size 6 is more than the 5 entries"):
+    Tensor.ones(5).unfold(0, 6, 1)
+  with pytest.raises(RuntimeError, match="unfold: step 0"):
+    Tensor.ones(5).unfold(0, 2, 0)
+  with pytest.raises(IndexError, match="unfold"):
+    Tensor.ones(5).unfold(1, 1, 1)
 
 
 def test_to_in_place():

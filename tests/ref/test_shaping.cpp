@@ -1,4 +1,4 @@
-// Shaping ops (cat, stack, repeat, split, chunk, tril/triu, roll, pad2d, unflatten, meshgrid) against
+// Shaping ops (cat, stack, repeat, unfold, split, chunk, tril/triu, roll, pad2d, unflatten, meshgrid) against
 // PyTorch, forward and gradients, and their bad-input errors.
 #include <gtest/gtest.h>
 
@@ -50,6 +50,30 @@ TEST(Shaping, Repeat) {
   check_op({{2, 3}}, [](auto& x) { return x[0].repeat({2, 1, 3}); }, "x0.repeat(2, 1, 3)");
   check_op({{3}}, [](auto& x) { return x[0].repeat({2, 2}); }, "x0.repeat(2, 2)");
   check_op({{2, 1, 2}}, [](auto& x) { return x[0].repeat({1, 3, 2}); }, "x0.repeat(1, 3, 2)");
+}
+
+TEST(Shaping, Unfold) {
+  // windows apart (size <= step), overlapping (their gradients add up), whole dim, size 1, any dim
+  check_op({{2, 9}}, [](auto& x) { return x[0].unfold(1, 2, 3); }, "x0.unfold(1, 2, 3)");
+  check_op({{2, 9}}, [](auto& x) { return x[0].unfold(1, 3, 3); }, "x0.unfold(1, 3, 3)");
+  check_op({{2, 9}}, [](auto& x) { return x[0].unfold(-1, 4, 1); }, "x0.unfold(-1, 4, 1)");
+  check_op({{3, 10, 2}}, [](auto& x) { return x[0].unfold(1, 5, 2); }, "x0.unfold(1, 5, 2)");
+  check_op({{7, 2}}, [](auto& x) { return x[0].unfold(0, 7, 4); }, "x0.unfold(0, 7, 4)");
+  check_op({{4, 3}}, [](auto& x) { return x[0].unfold(0, 1, 1); }, "x0.unfold(0, 1, 1)");
+  // a window twice over, and windows of windows
+  check_op({{12}}, [](auto& x) { return x[0].unfold(0, 4, 2).unfold(1, 2, 1); }, "x0.unfold(0, 4, 2).unfold(1, 2, 1)");
+  check_op({{3, 8}}, [](auto& x) { return x[0].unfold(1, 3, 2); }, "x0.unfold(1, 3, 2)", {.low = -50, .high = 50, .dtype = tg::dtypes::int32});
+  // 0-d: one entry, no window dim; size 0: empty windows, one more than the entries at step 1
+  check_op({{}}, [](auto& x) { return x[0].unfold(0, 1, 1); }, "x0.unfold(0, 1, 1)");
+  EXPECT_EQ(Tensor::full({}, 2.f).unfold(-1, 0, 3).shape(), (tg::Shape{0}));
+  EXPECT_EQ(Tensor::ones({2, 5}).unfold(1, 0, 1).shape(), (tg::Shape{2, 6, 0}));
+  EXPECT_EQ(Tensor::ones({0, 3}).unfold(0, 0, 2).shape(), (tg::Shape{1, 3, 0}));
+  EXPECT_EQ(Tensor::ones({6, 3}).unfold(0, 0, 4).shape(), (tg::Shape{2, 3, 0}));
+  EXPECT_THROW((void)Tensor::ones({5}).unfold(0, 6, 1), tg::Error);
+  EXPECT_THROW((void)Tensor::ones({5}).unfold(0, 2, 0), tg::Error);
+  EXPECT_THROW((void)Tensor::ones({5}).unfold(0, -1, 1), tg::Error);
+  EXPECT_THROW((void)Tensor::ones({5}).unfold(1, 1, 1), tg::Error);
+  EXPECT_THROW((void)Tensor::full({}, 1.f).unfold(0, 2, 1), tg::Error);
 }
 
 TEST(Shaping, SplitAndChunk) {
