@@ -108,9 +108,14 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
 Tensor Tensor::layernorm(const std::vector<int>& axes, double eps) const {
   // as torch: the normalized dims must exist (a 0-d tensor's dims 0 and -1 are not dims to normalize over)
   TG_CHECK_AS(IndexError, ndim() > 0, "layernorm: input of shape () has no dims to normalize over (axes ", axes, ", ", dtype().name(), ")");
-  std::vector<int> ax = detail::reduce_axes(*this, axes, true, "layernorm").first;
-  Tensor y = *this - mean(ax, true);
-  return y * (y * y).mean(ax, true).add(scalar_like(y, eps, dtypes::default_float)).sqrt().reciprocal();
+  auto [ax, kept] = detail::reduce_axes(*this, axes, true, "layernorm");
+  // the means as sums times 1/n, the first one negated (x + -mean: x - mean would put a negation of the
+  // mean in the graph); the same values as mean(), bit for bit, with fewer ops to build in an eager call
+  int64_t n = numel() / std::max<int64_t>(1, tg::prod(kept));
+  double inv_n = n == 0 ? NAN : 1.0 / static_cast<double>(n);
+  Tensor x = detail::to_float(*this);
+  Tensor y = x + x.sum(ax, true) * -inv_n;
+  return y * ((y * y).sum(ax, true) * inv_n + eps).sqrt().reciprocal();
 }
 
 Tensor Tensor::dropout(double p) const {
