@@ -302,6 +302,10 @@ class Tensor {
   Tensor gather(int dim, const Tensor& index) const;
   Tensor scatter(int dim, const Tensor& index, const Tensor& src) const;
   Tensor scatter(int dim, const Tensor& index, double value) const;
+  // torch's scatter_reduce: every src entry whose index names a position along dim joins that position's
+  // "sum", "prod", "mean" (integers: floor division), "amax" or "amin", with the input's value when
+  // include_self; positions nothing is scattered to keep the input's value. Index entries as scatter's.
+  Tensor scatter_reduce(int dim, const Tensor& index, const Tensor& src, const std::string& reduce, bool include_self = true) const;
   Tensor masked_fill(const Tensor& mask, double value) const;
   Tensor one_hot(int64_t num_classes = -1) const;
 

@@ -290,6 +290,8 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
         if (py::isinstance<Tensor>(src)) return t.scatter(dim, index, src.cast<Tensor>());
         return t.scatter(dim, index, src.cast<double>());
       }, py::arg("dim"), py::arg("index"), py::arg("src"))
+      .def("scatter_reduce", &Tensor::scatter_reduce, py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce"),
+           py::arg("include_self") = true)
       .def("masked_fill", &Tensor::masked_fill, py::arg("mask"), py::arg("value"))
       .def("one_hot", &Tensor::one_hot, py::arg("num_classes") = -1);
 

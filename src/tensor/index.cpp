@@ -520,19 +520,19 @@ Tensor scatter_impl(const Tensor& self, int d, const Tensor& index, const Tensor
   return hit.pad(pad).where(val.pad(pad), self);
 }
 
-int scatter_checks(const Tensor& self, int dim, const Tensor& index, const Shape* src_shape) {
-  check_index_tensor(index, "scatter");
-  TG_CHECK(index.ndim() == self.ndim(), "scatter: index of shape ", index.shape(), " must have the same rank as the input of shape ",
+int scatter_checks(const Tensor& self, int dim, const Tensor& index, const Shape* src_shape, const char* op = "scatter") {
+  check_index_tensor(index, op);
+  TG_CHECK(index.ndim() == self.ndim(), op, ": index of shape ", index.shape(), " must have the same rank as the input of shape ",
            self.shape());
-  int d = self.norm_axis(dim, "scatter");
+  int d = self.norm_axis(dim, op);
   if (self.ndim() > 0) {
     int64_t n = self.shape()[static_cast<size_t>(d)];
-    detail::check_index_range(index, -n, n, "scatter", detail::cat("dim ", d, " of size ", n, " of shape ", self.shape()));
+    detail::check_index_range(index, -n, n, op, detail::cat("dim ", d, " of size ", n, " of shape ", self.shape()));
   }
   for (int i = 0; i < self.ndim(); i++) {
-    TG_CHECK(i == d || index.shape()[i] <= self.shape()[i], "scatter: index of shape ", index.shape(),
+    TG_CHECK(i == d || index.shape()[i] <= self.shape()[i], op, ": index of shape ", index.shape(),
              " is larger than the input of shape ", self.shape(), " in dim ", i);
-    TG_CHECK(!src_shape || index.shape()[i] <= (*src_shape)[i], "scatter: index of shape ", index.shape(),
+    TG_CHECK(!src_shape || index.shape()[i] <= (*src_shape)[i], op, ": index of shape ", index.shape(),
              " is larger than src of shape ", *src_shape, " in dim ", i);
   }
   return d;
@@ -559,6 +559,56 @@ Tensor Tensor::scatter(int dim, const Tensor& index, double value) const {
   if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), value).reshape({});
   if (index.numel() == 0) return *this;
   return scatter_impl(*this, d, index.to(device()), detail::const_tensor(index.shape(), value, dtype(), device()));
+}
+
+Tensor Tensor::scatter_reduce(int dim, const Tensor& index, const Tensor& src, const std::string& reduce, bool include_self) const {
+  const char* op = "scatter_reduce";
+  TG_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", op, ": reduce must be sum, prod, mean, amax or amin, got '", reduce, "'");
+  TG_CHECK(src.ndim() == ndim(), op, ": src of shape ", src.shape(), " must have the same rank as the input of shape ", shape());
+  TG_CHECK_AS(TypeError, src.dtype() == dtype(), op, ": src dtype ", src.dtype().name(), " differs from the input's ", dtype().name());
+  TG_CHECK(src.device() == device(), op, ": src on ", src.device(), ", the input on ", device());
+  int d = scatter_checks(*this, dim, index, &src.shape(), op);
+  if (ndim() == 0) return reshape({1}).scatter_reduce(0, index.reshape({1}), src.reshape({1}), reduce, include_self).reshape({});
+  if (index.numel() == 0) return *this;
+  std::vector<std::pair<int64_t, int64_t>> in_index;
+  for (int64_t s : index.shape()) in_index.emplace_back(0, s);
+  Tensor idx = index.to(device());
+  int64_t n = shape()[static_cast<size_t>(d)];
+  int r = ndim() + 1;
+  // (..., m, n, ...): index entry m against self position n; every entry that hits a position joins its reduce
+  Tensor hits = wrap_negative(signed_index(idx, n), n).unsqueeze(d + 1).eq(iota_along(n, d + 1, r, device()));
+  Tensor s = src.shrink(in_index).unsqueeze(d + 1);
+  DType dt = dtype();
+  auto fill = [&](double v) { return detail::const_tensor({}, v, dt, device()); };
+  double lowest = dt.is_float() ? -INFINITY : dt.min(), highest = dt.is_float() ? INFINITY : dt.max();
+  Tensor count = hits.cast(dtypes::int32).sum({d});
+  // the region index covers (its sizes in the other dims) and, within it, the positions something hits
+  Tensor self_part = shrink([&] {
+    auto b = in_index;
+    b[static_cast<size_t>(d)] = {0, n};
+    return b;
+  }());
+  Tensor got = [&] {
+    if (reduce == "sum" || reduce == "mean") {
+      Tensor sum = hits.where(s, fill(0)).sum({d}).cast(dt);
+      if (include_self) sum = sum + self_part;
+      if (reduce == "sum") return sum;
+      // as torch, integers by floor division
+      DType q = dt.is_float() ? dt : dt == dtypes::uint64 ? dtypes::uint64 : dtypes::int64;  // holds every count
+      Tensor c = (count + (include_self ? 1 : 0)).cast(q);
+      return dt.is_float() ? sum / c : sum.cast(q).floor_divide(c).cast(dt);
+    }
+    if (reduce == "prod") {
+      Tensor p = hits.where(s, fill(1)).prod({d}).cast(dt);
+      return include_self ? p * self_part : p;
+    }
+    bool amax = reduce == "amax";
+    Tensor e = amax ? hits.where(s, fill(lowest)).max({d}) : hits.where(s, fill(highest)).min({d});
+    return !include_self ? e : amax ? e.maximum(self_part) : e.minimum(self_part);
+  }();
+  std::vector<std::pair<int64_t, int64_t>> pad;
+  for (int i = 0; i < ndim(); i++) pad.emplace_back(0, shape()[static_cast<size_t>(i)] - got.shape()[static_cast<size_t>(i)]);
+  return (count > 0).pad(pad).where(got.pad(pad), *this);
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {

@@ -203,6 +203,20 @@ def test_scatter():
   helper_test_op([(3, 5), (3, 4)], lambda x, s: x.scatter(1, b, s), lambda x, s: x.scatter(1, a, s), forward_only=True)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce, include_self):
+  idx = np.array([[1, 0, 2, 0], [2, 2, 1, 0], [0, 1, 1, 1]], dtype=np.int64)
+  b, a = torch.from_numpy(idx), Tensor(idx.astype(np.int32))
+  helper_test_op([(3, 5), (3, 4)], lambda x, s: x.scatter_reduce(1, b, s, reduce, include_self=include_self),
+                 lambda x, s: x.scatter_reduce(1, a, s, reduce, include_self=include_self), forward_only=True)
+
+
+def test_scatter_reduce_errors():
+  with pytest.raises(RuntimeError, match="scatter_reduce: reduce must be"):
+    Tensor([1.0, 2.0]).scatter_reduce(0, Tensor([0]), Tensor([1.0]), "max")
+
+
 def test_masked_fill():
   helper_test_op([(4, 5), (4, 5)], lambda x, m: x.masked_fill(m > 0, -3.0), lambda x, m: x.masked_fill(m > 0, -3.0))
 

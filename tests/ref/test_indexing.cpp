@@ -1,5 +1,5 @@
 // Indexing against PyTorch: Tensor::index (ints, slices, None, Ellipsis, integer tensors), gather,
-// scatter, masked_fill and one_hot, forward values and gradients; bad indices are tg::Errors.
+// scatter, scatter_reduce, masked_fill and one_hot, forward values and gradients; bad indices are tg::Errors.
 #include <gtest/gtest.h>
 
 #include "ref.h"
@@ -94,6 +94,43 @@ TEST(Indexing, Scatter) {
   check_op_inputs({rnd({2, 5}), i1, rnd({2, 3}, 3)}, [](auto& x) { return std::vector<Tensor>{x[0].scatter(1, x[1], x[2])}; },
                   "x0.scatter(1, x1.long(), x2)", {.grad = false});
   check({rnd({2, 5}), i1}, [](auto& x) { return x[0].scatter(-1, x[1], 7.5); }, "x0.scatter(-1, x1.long(), 7.5)");
+}
+
+TEST(Indexing, ScatterReduce) {
+  // repeated and negative indices, positions nothing hits, an index smaller than the input in the other
+  // dim; every reduce with and without the input's values, and the gradients torch has (sum, mean, amax,
+  // amin, prod without zeros)
+  Tensor i0 = ints({1, 0, -1, 0, 2, 0}, {2, 3});
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"})
+    for (bool self : {true, false}) {
+      std::string expr = std::string("x0.scatter_reduce(0, torch.where(x1 < 0, x1 + 4, x1).long(), x2, '") + reduce +
+                         "', include_self=" + (self ? "True" : "False") + ")";
+      check_op_inputs({rnd({4, 5}), i0, rnd({2, 3}, 2)}, [&](auto& x) { return std::vector<Tensor>{x[0].scatter_reduce(0, x[1], x[2], reduce, self)}; },
+                      expr, {.grad = std::string(reduce) != "prod" || self});
+    }
+  // src larger than the index (torch 1.13's backward cannot do this one: forward only)
+  check_op_inputs({rnd({4, 5}), i0, rnd({2, 4}, 2)}, [](auto& x) { return std::vector<Tensor>{x[0].scatter_reduce(0, x[1], x[2], "amax")}; },
+                  "x0.scatter_reduce(0, torch.where(x1 < 0, x1 + 4, x1).long(), x2, 'amax')", {.grad = false});
+  Tensor i1 = ints({3, 0, 3, 3, 1, 1}, {2, 3});
+  check({rnd({2, 5}), i1, rnd({2, 3}, 3)}, [](auto& x) { return x[0].scatter_reduce(1, x[1], x[2], "mean"); },
+        "x0.scatter_reduce(1, x1.long(), x2, 'mean')");
+  // integers: sums and products exact, mean by floor division (as torch)
+  Tensor si = ints({10, 20, 30, 41}, {4}), ii = ints({0, 0, 1, 3, 3}, {5}), srci = ints({1, -2, 3, 4, 6}, {5});
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"})
+    for (bool self : {true, false})
+      check_op_inputs({si, ii, srci}, [&](auto& x) { return std::vector<Tensor>{x[0].scatter_reduce(0, x[1], x[2], reduce, self)}; },
+                      std::string("x0.scatter_reduce(0, x1.long(), x2, '") + reduce + "', include_self=" + (self ? "True" : "False") + ")");
+  EXPECT_EQ(ints({-7, 0}, {2}).scatter_reduce(0, ints({0, 0}, {2}), ints({0, 0}, {2}), "mean").tolist<int>(), (std::vector<int>{-3, 0}));
+  // 0-d, an empty index
+  EXPECT_EQ(Tensor::full({}, 2.f).scatter_reduce(0, Tensor::full({}, 0, tg::dtypes::int32), Tensor::full({}, 5.f), "sum").item<float>(), 7.f);
+  EXPECT_EQ(Tensor({1.f, 2.f}).scatter_reduce(0, Tensor::zeros({0}, tg::dtypes::int32), Tensor::zeros({0}), "prod").tolist<float>(),
+            (std::vector<float>{1.f, 2.f}));
+  Tensor x = Tensor({1.f, 2.f});
+  EXPECT_THROW((void)x.scatter_reduce(0, ints({0}, {1}), Tensor({1.f}), "max"), tg::Error);
+  EXPECT_THROW((void)x.scatter_reduce(0, ints({0}, {1}), ints({1}, {1}), "sum"), tg::Error);     // src dtype
+  EXPECT_THROW((void)x.scatter_reduce(0, Tensor({0.f}), Tensor({1.f}), "sum"), tg::Error);        // float index
+  EXPECT_THROW((void)x.scatter_reduce(1, ints({0}, {1}), Tensor({1.f}), "sum"), tg::Error);       // dim
+  EXPECT_THROW((void)x.scatter_reduce(0, ints({0, 1, 0}, {3}), Tensor({1.f}), "sum"), tg::Error);  // index past src
 }
 
 TEST(Indexing, MaskedFillAndOneHot) {
