@@ -332,9 +332,11 @@ class Tensor {
   Tensor max_pool2d(const std::vector<int64_t>& kernel_size = {2, 2}, const std::vector<int64_t>& stride = {},
                     const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0},
                     bool ceil_mode = false) const;
+  // ceil_mode as max_pool2d's; a window's average is over its entries in the input and (count_include_pad)
+  // the asked-for padding, not over those past them that ceil_mode adds (torch's divisor).
   Tensor avg_pool2d(const std::vector<int64_t>& kernel_size = {2, 2}, const std::vector<int64_t>& stride = {},
                     const std::vector<int64_t>& dilation = {1}, const std::vector<int64_t>& padding = {0},
-                    bool count_include_pad = true) const;
+                    bool count_include_pad = true, bool ceil_mode = false) const;
   // (x - mean) * invstd * weight + bias, broadcast along `axis` (tinygrad's batchnorm).
   Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
                    const Tensor& invstd, int axis = 1) const;

@@ -335,13 +335,14 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
         if (d) for (Tensor& x : xs) x = x.cast(*d);
         return Tensor::einsum(formula, xs);
       }, py::arg("formula"), py::kw_only(), py::arg("acc_dtype") = py::none(), py::arg("dtype") = py::none())
+      // later tinygrad's order: ceil_mode before count_include_pad
       .def("avg_pool2d", [](const Tensor& t, py::object kernel_size, py::object stride, py::object dilation, py::object padding,
-                            bool count_include_pad) {
+                            bool ceil_mode, bool count_include_pad) {
         return t.avg_pool2d(int_list(kernel_size, "avg_pool2d: kernel_size"),
                             stride.is_none() ? std::vector<int64_t>{} : int_list(stride, "avg_pool2d: stride"),
-                            int_list(dilation, "avg_pool2d: dilation"), int_list(padding, "avg_pool2d: padding"), count_include_pad);
+                            int_list(dilation, "avg_pool2d: dilation"), int_list(padding, "avg_pool2d: padding"), count_include_pad, ceil_mode);
       }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0,
-         py::arg("count_include_pad") = true)
+         py::arg("ceil_mode") = false, py::arg("count_include_pad") = true)
       .def("batchnorm", [](const Tensor& t, py::object weight, py::object bias, const Tensor& mean, const Tensor& invstd, int axis) {
         return t.batchnorm(opt_tensor(weight), opt_tensor(bias), mean, invstd, axis);
       }, py::arg("weight"), py::arg("bias"), py::arg("mean"), py::arg("invstd"), py::arg("axis") = 1)

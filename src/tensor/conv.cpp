@@ -119,6 +119,22 @@ PoolArgs pool_args(const Tensor& x, const std::vector<int64_t>& kernel_size, con
   return a;
 }
 
+// ceil_mode: torch's output size ceil((L - span) / s) + 1 over the padded length L, less one when that last
+// window would start in the right padding. The right padding grows to hold the last window.
+void grow_for_ceil_mode(const Tensor& x, PoolArgs& a) {
+  size_t n = a.k.size(), lead = x.shape().size() - n;
+  for (size_t j = 0; j < n; j++) {
+    int64_t i = x.shape()[lead + j], k = a.k[j], s = a.s[j], d = a.d[j];
+    int64_t& pb = a.pad[2 * (n - 1 - j)];
+    int64_t& pa = a.pad[2 * (n - 1 - j) + 1];
+    int64_t span = d * (k - 1) + 1, L = i + pb + pa;
+    if (k <= 0 || s <= 0 || d <= 0 || L < span) continue;  // pool() names the problem
+    int64_t o = (L - span + s - 1) / s + 1;
+    if ((o - 1) * s >= i + pb) o--;
+    pa += std::max<int64_t>(0, s * (o - 1) + span - L);
+  }
+}
+
 }  // namespace
 
 Tensor Tensor::unfold(int dim, int64_t size, int64_t step) const {
@@ -328,34 +344,26 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
 Tensor Tensor::max_pool2d(const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
                           const std::vector<int64_t>& padding, bool ceil_mode) const {
   PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "max_pool2d");
-  if (ceil_mode) {
-    // torch's output size: ceil((L - span) / s) + 1 over the padded length L, less one when that last window
-    // would start in the right padding; the padding on the right grows to hold the last window
-    size_t n = a.k.size(), lead = shape().size() - n;
-    for (size_t j = 0; j < n; j++) {
-      int64_t i = shape()[lead + j], k = a.k[j], s = a.s[j], d = a.d[j];
-      int64_t& pb = a.pad[2 * (n - 1 - j)];
-      int64_t& pa = a.pad[2 * (n - 1 - j) + 1];
-      int64_t span = d * (k - 1) + 1, L = i + pb + pa;
-      if (k <= 0 || s <= 0 || d <= 0 || L < span) continue;  // pool() names the problem
-      int64_t o = (L - span + s - 1) / s + 1;
-      if ((o - 1) * s >= i + pb) o--;
-      pa += std::max<int64_t>(0, s * (o - 1) + span - L);
-    }
-  }
+  if (ceil_mode) grow_for_ceil_mode(*this, a);
   // padding must never win the max: the dtype's lowest value (-inf for floats)
   Tensor x = pad2d(a.pad, dtype().min());
   return pool(x, a.k, a.s, a.d, "max_pool2d").max(last_axes(a.k.size()));
 }
 
 Tensor Tensor::avg_pool2d(const std::vector<int64_t>& kernel_size, const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
-                          const std::vector<int64_t>& padding, bool count_include_pad) const {
+                          const std::vector<int64_t>& padding, bool count_include_pad, bool ceil_mode) const {
   PoolArgs a = pool_args(*this, kernel_size, stride, dilation, padding, "avg_pool2d");
-  auto windows = [&](const Tensor& t) { return pool(t.pad2d(a.pad), a.k, a.s, a.d, "avg_pool2d"); };
+  std::vector<int64_t> asked = a.pad, grown(a.pad.size());
+  if (ceil_mode) grow_for_ceil_mode(*this, a);
+  for (size_t j = 0; j < a.pad.size(); j++) grown[j] = a.pad[j] - asked[j];
+  auto windows = [&](const Tensor& t, const std::vector<int64_t>& pad) { return pool(t.pad2d(pad), a.k, a.s, a.d, "avg_pool2d"); };
   std::vector<int> ax = last_axes(a.k.size());
-  if (count_include_pad) return windows(*this).mean(ax);
-  // divide by the number of real (unpadded) elements in each window
-  return windows(*this).sum(ax) / windows(ones_like(dtypes::default_float)).sum(ax);
+  if (count_include_pad && a.pad == asked) return windows(*this, a.pad).mean(ax);
+  // divide by the entries of each window that count, as torch: the input's, and the asked-for padding's
+  // with count_include_pad, never those ceil_mode's padding adds
+  Tensor ones = ones_like(dtypes::default_float);
+  Tensor counted = count_include_pad ? windows(ones.pad2d(asked, 1), grown) : windows(ones, a.pad);
+  return windows(*this, a.pad).sum(ax) / counted.sum(ax);
 }
 
 }  // namespace tg

@@ -1,5 +1,5 @@
 # The rest of tinygrad's Tensor API: interpolate (torch.nn.functional.interpolate's modes, sizes and
-# align_corners, forward and backward), max_pool2d(ceil_mode=True), multinomial (tinygrad's sampling,
+# align_corners, forward and backward), max_pool2d and avg_pool2d(ceil_mode=True), multinomial (tinygrad's sampling,
 # checked by its statistics), xor, sequential, replace, repeat_interleave, unfold, to_, eye(n, m), inference_mode and the
 # per-device methods, and each one's errors.
 import numpy as np
@@ -79,6 +79,15 @@ def test_max_pool2d_ceil_mode(shape, k, s, p, d):
   kk = k if isinstance(k, tuple) else (k, k)
   helper_test_op([shape], lambda x: F.max_pool2d(x, k, s, p, d, ceil_mode=True),
                  lambda x: x.max_pool2d(kk, s, d, p, ceil_mode=True))
+
+
+# torch's avg_pool2d has no dilation: the cases with dilation 1
+@pytest.mark.parametrize("shape,k,s,p,d", [c for c in POOLS if c[4] == 1])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pool2d_ceil_mode(shape, k, s, p, d, count_include_pad):
+  kk = k if isinstance(k, tuple) else (k, k)
+  helper_test_op([shape], lambda x: F.avg_pool2d(x, k, s, p, ceil_mode=True, count_include_pad=count_include_pad),
+                 lambda x: x.avg_pool2d(kk, s, d, p, ceil_mode=True, count_include_pad=count_include_pad), rtol=1e-5)
 
 
 def test_max_pool2d_ceil_mode_ints():

@@ -1,5 +1,5 @@
 // The rest of tinygrad's Tensor API in the C++ API, against PyTorch: einsum (forward and gradients, and a
-// matmul-shaped formula as one kernel), interpolate, max_pool2d(ceil_mode), pow's gradient where the base is
+// matmul-shaped formula as one kernel), interpolate, max_pool2d and avg_pool2d(ceil_mode), pow's gradient where the base is
 // 0 or negative, multinomial's statistics, and torch_load of files torch.save writes in both formats.
 #include <gtest/gtest.h>
 
@@ -61,6 +61,22 @@ TEST(MaxPool2d, CeilModeAgainstTorch) {
            "F.max_pool2d(x0, 3, stride=2, padding=1, ceil_mode=True)");
   check_op({{1, 2, 7, 9}}, [](auto& x) { return x[0].max_pool2d({3, 3}, {3}, {2}, {1}, true); },
            "F.max_pool2d(x0, 3, stride=3, padding=1, dilation=2, ceil_mode=True)");
+}
+
+// The divisor is over the entries in the input and (count_include_pad) the asked-for padding, never over
+// those past them that ceil_mode adds; torch's avg_pool2d has no dilation.
+TEST(AvgPool2d, CeilModeAgainstTorch) {
+  for (bool count_pad : {true, false}) {
+    std::string cp = count_pad ? "True" : "False";
+    check_op({{1, 2, 7, 9}}, [&](auto& x) { return x[0].avg_pool2d({2, 2}, {}, {1}, {0}, count_pad, true); },
+             "F.avg_pool2d(x0, 2, ceil_mode=True, count_include_pad=" + cp + ")");
+    check_op({{1, 2, 7, 9}}, [&](auto& x) { return x[0].avg_pool2d({3, 3}, {2}, {1}, {1}, count_pad, true); },
+             "F.avg_pool2d(x0, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=" + cp + ")");
+    check_op({{1, 1, 6, 6}}, [&](auto& x) { return x[0].avg_pool2d({3, 3}, {2}, {1}, {1}, count_pad, true); },
+             "F.avg_pool2d(x0, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=" + cp + ")");
+    check_op({{2, 3, 8, 5}}, [&](auto& x) { return x[0].avg_pool2d({2, 3}, {3, 2}, {1}, {1}, count_pad, true); },
+             "F.avg_pool2d(x0, (2, 3), stride=(3, 2), padding=1, ceil_mode=True, count_include_pad=" + cp + ")");
+  }
 }
 
 // Every (base, exponent) pair of bases with 0, -0 and negatives and whole, half and other exponents.
