@@ -230,7 +230,7 @@ class Tensor {
   // (values, int32 indices), sorted; NaN counts as larger than any number, as torch.
   std::pair<Tensor, Tensor> topk(int64_t k, int dim = -1, bool largest = true) const;
   // (values, int32 indices) along dim, ascending or descending, NaN as in topk. Stable: equal values keep
-  // their order (torch's stable=True). A network of log2(n)^2 / 2 kernels, each one pass over the data.
+  // their order (torch's stable=True). A bitonic network: log2(n)^2 / 2 steps of two kernels each.
   std::pair<Tensor, Tensor> sort(int dim = -1, bool descending = false) const;
   Tensor argsort(int dim = -1, bool descending = false) const;  // sort's indices
 

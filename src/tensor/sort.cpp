@@ -29,9 +29,10 @@ Tensor precedes(const Tensor& a, const Tensor& ia, const Tensor& b, const Tensor
 }
 
 // The positions that sort each row of x (rows, n), n >= 2, in (rows, n). The rows are padded to a power
-// of two N and sorted by a bitonic network of log2(N) (log2(N) + 1) / 2 compare-exchange steps, one
-// kernel each: step (k, j) compares positions p and p + j (p with bit j clear), in ascending order where
-// bit k of p is clear and descending where it is set.
+// of two N and sorted by a bitonic network of log2(N) (log2(N) + 1) / 2 compare-exchange steps: step
+// (k, j) compares positions p and p + j (p with bit j clear), in ascending order where bit k of p is clear
+// and descending where it is set. A step is two kernels: the pairs' order (one flag a pair, computed
+// once, not once for each of the two entries), then the exchange of values and positions.
 Tensor sorting_positions(const Tensor& x, bool descending) {
   int64_t rows = x.shape()[0], n = x.shape()[1], N = 1;
   while (N < n) N *= 2;
@@ -53,9 +54,10 @@ Tensor sorting_positions(const Tensor& x, bool descending) {
       // bit k of a group's first position (group * 2j) is bit k / 2j of the group's number
       Tensor group = Tensor::arange(0, static_cast<double>(groups), 1, pos_dtype, dev);
       Tensor reversed = ((group & (k / (2 * j))) != 0).reshape({1, groups, 1, 1});
-      Tensor swap = precedes(vhi, phi, vlo, plo, descending, real_end).logical_xor(reversed);
-      v = Tensor::cat({swap.where(vhi, vlo), swap.where(vlo, vhi)}, 2).reshape({rows, N}).contiguous();
-      pos = Tensor::cat({swap.where(phi, plo), swap.where(plo, phi)}, 2).reshape({rows, N}).contiguous();
+      // a pair that is out of order trades places: each entry takes its partner's (the pair's dim flipped)
+      Tensor swap = precedes(vhi, phi, vlo, plo, descending, real_end).logical_xor(reversed).expand(s4);
+      v = swap.where(v4.flip({2}), v4).reshape({rows, N}).contiguous();
+      pos = swap.where(p4.flip({2}), p4).reshape({rows, N}).contiguous();
     }
   }
   return N > n ? pos.shrink({{0, rows}, {0, n}}) : pos;
