@@ -242,6 +242,16 @@ TEST(ShapeView, Create) {
   EXPECT_FALSE(View::create({2, 3}, std::nullopt, 1).contiguous);
 }
 
+// from_shape builds its view in place: the same view View::create makes, size-1 and zero-size dims included
+TEST(ShapeView, FromShapeIsCreate) {
+  for (Shape s : {Shape{}, Shape{5}, Shape{2, 3}, Shape{1, 3}, Shape{4, 1, 1, 2}, Shape{0, 3}, Shape{3, 0, 2}, Shape{2, 3, 4, 5, 6, 7, 2}}) {
+    ShapeTracker st = ShapeTracker::from_shape(s);
+    ASSERT_EQ(st.views.size(), 1u);
+    EXPECT_EQ(st.views[0], View::create(s)) << shape_str(s);
+    EXPECT_TRUE(st.contiguous()) << shape_str(s);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Movement ops on one view, against hand-derived values
 // ---------------------------------------------------------------------------------------------------

@@ -83,7 +83,15 @@ View minify(const View& v) {
 
 }  // namespace
 
-ShapeTracker ShapeTracker::from_shape(const Shape& shape) { return from_view(View::create(shape)); }
+ShapeTracker ShapeTracker::from_shape(const Shape& shape) {
+  // View::create(shape), built in place: every lazy op makes one, and the contiguous view needs no checks
+  Views views(1);
+  View& v = views.back();
+  v.shape = shape;
+  v.strides = strides_for_shape(shape);
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) v.strides.assign(shape.size(), 0);  // nothing to address
+  return ShapeTracker(std::move(views));
+}
 ShapeTracker ShapeTracker::from_view(View v) {
   Views views;  // not ShapeTracker({v}): an initializer list is copied from
   views.push_back(std::move(v));
