@@ -113,8 +113,7 @@ Tensor Tensor::layernorm(const std::vector<int>& axes, double eps) const {
   // mean in the graph); the same values as mean(), bit for bit, with fewer ops to build in an eager call
   int64_t n = numel() / std::max<int64_t>(1, tg::prod(kept));
   double inv_n = n == 0 ? NAN : 1.0 / static_cast<double>(n);
-  Tensor x = detail::to_float(*this);
-  Tensor y = x + x.sum(ax, true) * -inv_n;
+  Tensor y = detail::to_float(*this) + detail::to_float(sum(ax, true)) * -inv_n;
   return y * ((y * y).sum(ax, true) * inv_n + eps).sqrt().reciprocal();
 }
 
