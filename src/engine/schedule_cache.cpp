@@ -11,7 +11,7 @@ namespace tg {
 namespace {
 
 // Graphs bigger than this are scheduled without the cache: their keys would hold a copy of the graph.
-// (A sort of 1024 entries, a network of 55 steps, is about 5000 nodes.)
+// (A sort of 1000 float64 entries, a network of 55 steps, is about 5000 nodes.)
 constexpr size_t kMaxKeyNodes = 16384;
 // At most this many schedules, and key nodes in all (a few hundred bytes each); then it starts over.
 constexpr size_t kCapacity = 1024, kMaxTotalNodes = size_t{1} << 17;

@@ -138,6 +138,25 @@ TEST(Reduce, Sort) {
   check_op_inputs({ends}, [&](auto& x) { return pair(x[0].sort(0, true)); }, "torch.sort(x0, descending=True, stable=True)");
   EXPECT_EQ(Tensor(std::vector<int64_t>{INT64_MAX, INT64_MIN, 0}, {3}).sort().first.tolist<int64_t>(), (std::vector<int64_t>{INT64_MIN, 0, INT64_MAX}));
   EXPECT_EQ(Tensor(std::vector<int64_t>{INT64_MIN, INT64_MAX, 0}, {3}).sort(0, true).second.tolist<int>(), (std::vector<int>{1, 2, 0}));
+  // the same specials as float64 (compared by value and position) and float16 (through a packed key)
+  Tensor special64 = special.cast(tg::dtypes::float64), special16 = special.cast(float16);
+  check_op_inputs({special64}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)", {.grad = false});
+  check_op_inputs({special64}, [&](auto& x) { return pair(x[0].sort(0, true)); }, "torch.sort(x0, descending=True, stable=True)", {.grad = false});
+  check_op_inputs({special16}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0.float(), stable=True)", {.grad = false});
+  check_op_inputs({special16}, [&](auto& x) { return pair(x[0].sort(0, true)); }, "torch.sort(x0.float(), descending=True, stable=True)", {.grad = false});
+  // -0 and 0 are equal (ties keep their order), in both paths
+  for (tg::DType dt : {tg::dtypes::float32, tg::dtypes::float64}) {
+    Tensor zeros = Tensor(std::vector<float>{0.f, -0.f, 1.f, 0.f, -0.f}, {5}).cast(dt);
+    EXPECT_EQ(zeros.sort().second.tolist<int>(), (std::vector<int>{0, 1, 3, 4, 2})) << dt.name();
+    EXPECT_EQ(zeros.sort(0, true).second.tolist<int>(), (std::vector<int>{2, 0, 1, 3, 4})) << dt.name();
+  }
+  // int8 and uint32 at its ends (a key moved down by 2^31)
+  check_op_multi({{2, 40}}, [&](auto& x) { return pair(x[0].sort(-1, true)); }, "torch.sort(x0, descending=True, stable=True)",
+                 {.low = -100, .high = 100, .dtype = tg::dtypes::int8});
+  Tensor u32 = Tensor(std::vector<uint32_t>{4294967295u, 0, 7, 4294967295u, 1}, {5});
+  EXPECT_EQ(u32.sort().second.tolist<int>(), (std::vector<int>{1, 4, 2, 0, 3}));
+  EXPECT_EQ(u32.sort().first.tolist<uint32_t>(), (std::vector<uint32_t>{0, 1, 7, 4294967295u, 4294967295u}));
+  EXPECT_EQ(u32.sort(0, true).second.tolist<int>(), (std::vector<int>{0, 3, 2, 4, 1}));
   Tensor flags = Tensor({true, false, true, false, false});
   check_op_inputs({flags}, [&](auto& x) { return pair(x[0].sort()); }, "torch.sort(x0, stable=True)");
   check_op({{4, 6}}, [](auto& x) { return x[0].argsort(1, true); }, "torch.argsort(x0, dim=1, descending=True)", {.grad = false});
