@@ -497,13 +497,30 @@ Tensor Tensor::gather(int dim, const Tensor& index) const {
 }
 
 namespace {
+// (..., m, n, ...): whether index entry m (along d) names self's position n.
+Tensor scatter_hits(const Tensor& self, int d, const Tensor& index) {
+  int64_t n = self.shape()[static_cast<size_t>(d)];
+  return wrap_negative(signed_index(index, n), n).unsqueeze(d + 1).eq(iota_along(n, d + 1, self.ndim() + 1, self.device()));
+}
+// self with val where hit: both cover the index's sizes in the dims other than d, self's along d.
+Tensor scatter_into(const Tensor& self, const Tensor& hit, const Tensor& val) {
+  std::vector<std::pair<int64_t, int64_t>> pad;
+  for (int i = 0; i < self.ndim(); i++) pad.emplace_back(0, self.shape()[static_cast<size_t>(i)] - hit.shape()[static_cast<size_t>(i)]);
+  return hit.pad(pad).where(val.pad(pad), self);
+}
+// The (0, size) bounds of every dim of the index: the part of src it reads.
+std::vector<std::pair<int64_t, int64_t>> index_bounds(const Tensor& index) {
+  std::vector<std::pair<int64_t, int64_t>> b;
+  for (int64_t s : index.shape()) b.emplace_back(0, s);
+  return b;
+}
+
 // self with src[...] written at index along d (torch's scatter), as a one-hot select: for every
 // position of self along d, the last index entry naming it wins. src has the index's shape.
 Tensor scatter_impl(const Tensor& self, int d, const Tensor& index, const Tensor& src) {
-  int64_t n = self.shape()[d], m = index.shape()[d];
+  int64_t m = index.shape()[d];
   int r = self.ndim() + 1;
-  // (..., m, n, ...): index entry m against self position n
-  Tensor hits = wrap_negative(signed_index(index, n), n).unsqueeze(d + 1).eq(iota_along(n, d + 1, r, self.device()));
+  Tensor hits = scatter_hits(self, d, index);
   // the last entry hitting each position, in the narrowest type that numbers the entries (a buffer the
   // size of self: 1 byte a position for up to 127 entries)
   DType lt = m < INT8_MAX ? dtypes::int8 : m < INT16_MAX ? dtypes::int16 : m < INT32_MAX ? dtypes::int32 : dtypes::int64;
@@ -513,11 +530,7 @@ Tensor scatter_impl(const Tensor& self, int d, const Tensor& index, const Tensor
   // one entry wins a position: a max in src's own dtype picks it (no wider accumulator, -0.0 kept)
   Tensor lowest = detail::const_tensor({}, src.dtype().is_float() ? -INFINITY : src.dtype().min(), src.dtype(), self.device());
   Tensor val = win.where(src.unsqueeze(d + 1), lowest).max({d});
-  Tensor hit = (last >= 0).squeeze(d);
-  // index covers self only up to its own sizes in the other dims
-  std::vector<std::pair<int64_t, int64_t>> pad;
-  for (int i = 0; i < self.ndim(); i++) pad.emplace_back(0, self.shape()[i] - hit.shape()[i]);
-  return hit.pad(pad).where(val.pad(pad), self);
+  return scatter_into(self, (last >= 0).squeeze(d), val);
 }
 
 int scatter_checks(const Tensor& self, int dim, const Tensor& index, const Shape* src_shape, const char* op = "scatter") {
@@ -546,11 +559,7 @@ Tensor Tensor::scatter(int dim, const Tensor& index, const Tensor& src) const {
   int d = scatter_checks(*this, dim, index, &src.shape());
   if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), src.reshape({1})).reshape({});
   if (index.numel() == 0) return *this;
-  return scatter_impl(*this, d, index.to(device()), src.shrink([&] {
-    std::vector<std::pair<int64_t, int64_t>> b;
-    for (int64_t s : index.shape()) b.emplace_back(0, s);
-    return b;
-  }()));
+  return scatter_impl(*this, d, index.to(device()), src.shrink(index_bounds(index)));
 }
 
 Tensor Tensor::scatter(int dim, const Tensor& index, double value) const {
@@ -570,13 +579,9 @@ Tensor Tensor::scatter_reduce(int dim, const Tensor& index, const Tensor& src, c
   int d = scatter_checks(*this, dim, index, &src.shape(), op);
   if (ndim() == 0) return reshape({1}).scatter_reduce(0, index.reshape({1}), src.reshape({1}), reduce, include_self).reshape({});
   if (index.numel() == 0) return *this;
-  std::vector<std::pair<int64_t, int64_t>> in_index;
-  for (int64_t s : index.shape()) in_index.emplace_back(0, s);
-  Tensor idx = index.to(device());
+  std::vector<std::pair<int64_t, int64_t>> in_index = index_bounds(index);
   int64_t n = shape()[static_cast<size_t>(d)];
-  int r = ndim() + 1;
-  // (..., m, n, ...): index entry m against self position n; every entry that hits a position joins its reduce
-  Tensor hits = wrap_negative(signed_index(idx, n), n).unsqueeze(d + 1).eq(iota_along(n, d + 1, r, device()));
+  Tensor hits = scatter_hits(*this, d, index.to(device()));  // every entry that hits a position joins its reduce
   Tensor s = src.shrink(in_index).unsqueeze(d + 1);
   DType dt = dtype();
   auto fill = [&](double v) { return detail::const_tensor({}, v, dt, device()); };
@@ -606,9 +611,7 @@ Tensor Tensor::scatter_reduce(int dim, const Tensor& index, const Tensor& src, c
     Tensor e = amax ? hits.where(s, fill(lowest)).max({d}) : hits.where(s, fill(highest)).min({d});
     return !include_self ? e : amax ? e.maximum(self_part) : e.minimum(self_part);
   }();
-  std::vector<std::pair<int64_t, int64_t>> pad;
-  for (int i = 0; i < ndim(); i++) pad.emplace_back(0, shape()[static_cast<size_t>(i)] - got.shape()[static_cast<size_t>(i)]);
-  return (count > 0).pad(pad).where(got.pad(pad), *this);
+  return scatter_into(*this, count > 0, got);
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const {
