@@ -219,9 +219,8 @@ struct Conv : Function {
   Conv(Shape s, Shape d) : s(std::move(s)), d(std::move(d)) {}
   Shape s, d;
   LBPtr x, w;
-  LBPtr forward(std::span<const LBPtr> xs) override {
-    x = xs[0], w = xs[1];
-    return conv_windows(Tensor(x, false), Tensor(w, false), 1, s, d, "conv2d").lazydata();
+  LBPtr forward(Inputs xs) override {
+    return conv_windows(Tensor(save(x, xs[0]), false), Tensor(save(w, xs[1]), false), 1, s, d, "conv2d").lazydata();
   }
   std::vector<LBPtr> backward(const LBPtr& g_) override {
     Tensor g(g_, false), tx(x, false), tw(w, false);

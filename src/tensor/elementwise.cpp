@@ -39,7 +39,7 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
 }
 }  // namespace
 
-std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype) {
+Broadcasted broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype) {
   const LazyBuffer &la = *a.lazydata(), &lb = *b.lazydata();
   // the usual case of an eager op (equal shapes and dtypes) returns its inputs, with nothing to build
   if (la.shape() == lb.shape() && (!match_dtype || la.dtype == lb.dtype) && la.device == lb.device) return {a, b};
@@ -55,7 +55,7 @@ std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Ten
     x = x.cast(d);
     y = y.cast(d);
   }
-  return {x, y};
+  return {a, b, std::move(x), std::move(y)};
 }
 
 Tensor to_float(const Tensor& t) { return t.cast(least_upper_float(t.dtype())); }
@@ -144,7 +144,8 @@ Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
   TG_CHECK(detail::broadcast_shape({shape(), a.shape(), b.shape()}), "where: cannot broadcast condition ", shape(), " (", dtype().name(),
            "), x ", a.shape(), " (", a.dtype().name(), ") and y ", b.shape(), " (", b.dtype().name(), ")");
   auto [x, y] = broadcasted("where", a, b);
-  auto [c, x2] = broadcasted("where", cast(dtypes::bool_), x, false);
+  Tensor cond = cast(dtypes::bool_);
+  auto [c, x2] = broadcasted("where", cond, x, false);
   auto [c2, y2] = broadcasted("where", c, y, false);
   return Function::apply<F::Where>({c2, x2, y2});
 }

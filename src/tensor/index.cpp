@@ -52,10 +52,9 @@ struct Gather : Function {
   int axis;
   Shape data_shape;
   LBPtr idx;
-  LBPtr forward(std::span<const LBPtr> x) override {
+  LBPtr forward(Inputs x) override {
     data_shape = x[0]->shape();
-    idx = x[1];
-    return x[0]->gather(x[1], axis);
+    return x[0]->gather(save(idx, x[1]), axis);
   }
   std::vector<LBPtr> backward(const LBPtr& grad) override {
     Tensor g(grad), i(idx);

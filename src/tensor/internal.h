@@ -14,8 +14,28 @@ std::string dev_or_default(const std::string& d);
 // The shape numpy's broadcasting rule gives these shapes (dims aligned from the right, 1 stretches),
 // or nullopt when they are incompatible.
 std::optional<Shape> broadcast_shape(const std::vector<Shape>& shapes);
-// Broadcast two tensors to one shape and (when match_dtype) one dtype, as tinygrad's _broadcasted.
-std::pair<Tensor, Tensor> broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype = true);
+// Two tensors broadcast to one shape and (when match_dtype) one dtype, as tinygrad's _broadcasted:
+// `auto [x, y] = broadcasted(op, a, b)`. x and y are references, to a and b themselves when they need
+// neither (an eager op's usual case copies no handle), so a and b must outlive them: a temporary
+// argument does not compile.
+class Broadcasted {
+ public:
+  Broadcasted(const Tensor& a, const Tensor& b) : a_(a), b_(b) {}
+  Broadcasted(const Tensor& a, const Tensor& b, Tensor x, Tensor y) : a_(a), b_(b), x_(std::move(x)), y_(std::move(y)) {}
+  template <size_t I> const Tensor& get() const {
+    static_assert(I < 2);
+    if constexpr (I == 0) return x_ ? *x_ : a_;
+    else return y_ ? *y_ : b_;
+  }
+
+ private:
+  const Tensor &a_, &b_;
+  std::optional<Tensor> x_, y_;
+};
+Broadcasted broadcasted(const char* op, const Tensor& a, const Tensor& b, bool match_dtype = true);
+Broadcasted broadcasted(const char* op, Tensor&& a, const Tensor& b, bool match_dtype = true) = delete;
+Broadcasted broadcasted(const char* op, const Tensor& a, Tensor&& b, bool match_dtype = true) = delete;
+Broadcasted broadcasted(const char* op, Tensor&& a, Tensor&& b, bool match_dtype = true) = delete;
 // The float type of t (ints and bool become default_float).
 Tensor to_float(const Tensor& t);
 // The dtype a sum accumulates in: float16 -> float32, small ints -> int32/uint32.
@@ -51,3 +71,6 @@ void check_index_range(const Tensor& idx, int64_t lo, int64_t hi, const char* op
                        std::optional<int64_t> ignore = std::nullopt);
 
 }  // namespace tg::detail
+
+template <> struct std::tuple_size<tg::detail::Broadcasted> : std::integral_constant<size_t, 2> {};
+template <size_t I> struct std::tuple_element<I, tg::detail::Broadcasted> { using type = const tg::Tensor; };

@@ -16,7 +16,7 @@ namespace {
 // piecewise constant, so torch gives them a zero derivative; built from casts they would pass the
 // gradient through unchanged instead.
 struct ZeroGrad : Function {
-  LBPtr forward(std::span<const LBPtr> x) override { return x[1]; }
+  LBPtr forward(Inputs x) override { return x[1]; }
   std::vector<LBPtr> backward(const LBPtr& g) override { return {g->const_like(0), nullptr}; }
 };
 Tensor zero_grad(const Tensor& x, const Tensor& value) { return Function::apply<ZeroGrad>({x, value.detach()}); }
@@ -189,10 +189,10 @@ struct Pow : Function {
   explicit Pow(std::optional<double> exponent) : exponent(exponent) {}
   std::optional<double> exponent;
   LBPtr b, e, ret;
-  LBPtr forward(std::span<const LBPtr> x) override {
-    b = x[0];
-    if (!exponent) e = x[1];
-    return ret = x.back();
+  LBPtr forward(Inputs x) override {
+    save(b, x[0]);
+    if (!exponent) save(e, x[1]);
+    return save(ret, x[x.size() - 1]);
   }
   std::vector<LBPtr> backward(const LBPtr& grad) override {
     Tensor g(grad), base(b);
@@ -347,15 +347,18 @@ Tensor Tensor::hardswish() const { return *this * (to_float(*this) + 3.0).relu6(
 // ---- logic ---------------------------------------------------------------------------------------
 
 Tensor Tensor::logical_and(const Tensor& o) const {
-  auto [x, y] = broadcasted("logical_and", cast(dtypes::bool_), o.cast(dtypes::bool_));
+  Tensor a = cast(dtypes::bool_), b = o.cast(dtypes::bool_);
+  auto [x, y] = broadcasted("logical_and", a, b);
   return x.bitwise_and(y);
 }
 Tensor Tensor::logical_or(const Tensor& o) const {
-  auto [x, y] = broadcasted("logical_or", cast(dtypes::bool_), o.cast(dtypes::bool_));
+  Tensor a = cast(dtypes::bool_), b = o.cast(dtypes::bool_);
+  auto [x, y] = broadcasted("logical_or", a, b);
   return x.bitwise_or(y);
 }
 Tensor Tensor::logical_xor(const Tensor& o) const {
-  auto [x, y] = broadcasted("logical_xor", cast(dtypes::bool_), o.cast(dtypes::bool_));
+  Tensor a = cast(dtypes::bool_), b = o.cast(dtypes::bool_);
+  auto [x, y] = broadcasted("logical_xor", a, b);
   return x.bitwise_xor(y);
 }
 
