@@ -194,10 +194,19 @@ def openblas_info():
         p = l.split()[-1]
         if "openblas" in p and p.endswith(".so"):
             lib = ctypes.CDLL(p)
-            lib.openblas_get_corename.restype = ctypes.c_char_p
-            lib.openblas_get_config.restype = ctypes.c_char_p
-            return (f"{lib.openblas_get_config().decode()}; core {lib.openblas_get_corename().decode()}, "
-                    f"{lib.openblas_get_num_threads()} threads")
+
+            def fn(name, restype):  # Debian's names, or a wheel's scipy_openblas build with its prefix (and suffix)
+                for sym in (name, f"scipy_{name}64_", f"scipy_{name}"):
+                    if hasattr(lib, sym):
+                        f = getattr(lib, sym)
+                        f.restype = restype
+                        return f
+                return None
+            config, core, threads = (fn("openblas_get_config", ctypes.c_char_p), fn("openblas_get_corename", ctypes.c_char_p),
+                                     fn("openblas_get_num_threads", ctypes.c_int))
+            if not (config and core and threads):
+                return f"{os.path.basename(p)} (its version and core type not readable)"
+            return f"{config().decode()}; core {core().decode()}, {threads()} threads"
     return "OpenBLAS not loaded"
 
 
