@@ -454,7 +454,7 @@ class TensorIndex {
 };
 
 // A C++ scalar combined with a tensor follows tinygrad: an int keeps an int or float tensor's dtype,
-// a float makes an int tensor float.
+// a float makes an int tensor float. The constant has t's shape and device.
 Tensor scalar_like(const Tensor& t, double v, DType pytype);
 template <class T> DType py_dtype() {
   if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;

@@ -69,7 +69,9 @@ using detail::to_float;
 Tensor scalar_like(const Tensor& t, double v, DType pytype) {
   DType dt = t.dtype();
   DType sdt = (dt.is_float() || (dt.is_int() && pytype.is_int())) ? dt : pytype;
-  return detail::const_tensor({}, v, sdt, t.device());  // wraps into an integer dtype, as torch
+  // made at t's shape (the constant a 0-d one broadcasts to against t), so that t op v builds no
+  // broadcast; t's device is already canonical. An integer wraps into sdt, as torch.
+  return Tensor(LazyBuffer::cnst(v, sdt, t.device(), t.shape()));
 }
 
 Tensor Tensor::add(const Tensor& o) const { auto [x, y] = broadcasted("add", *this, o); return Function::apply<F::Add>({x, y}); }
