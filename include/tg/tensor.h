@@ -266,8 +266,10 @@ class Tensor {
   Tensor triu(int64_t diagonal = 0) const;
   Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int>& dims) const;
   // torch.nn.functional.pad order: (left, right, top, bottom, ...) from the last dim backwards;
-  // negative values crop.
+  // negative values crop. With a mode, torch's F.pad(x, padding, mode): reflect, replicate and circular
+  // take no value and do not crop.
   Tensor pad2d(const std::vector<int64_t>& padding, double value = 0) const;
+  Tensor pad2d(const std::vector<int64_t>& padding, PadMode mode, double value = 0) const;
   // Resizes the last size.size() dims to `size` (torch.nn.functional.interpolate's sampling, any number
   // of leading dims). mode: "nearest" (torch's, floor(dst * in/out)), "nearest-exact" (floor((dst+0.5) *
   // in/out)), "linear" (over every resized dim: bilinear for two, trilinear for three), or "bilinear" /

@@ -53,15 +53,7 @@ Tensor pad(const Tensor& t, py::object padding, py::object value, const std::str
   py::sequence seq = py::reinterpret_borrow<py::sequence>(padding);
   bool flat = true;
   for (py::handle h : seq) flat = flat && !h.is_none() && !PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr());
-  if (flat && m->second != tg::PadMode::constant) {  // torch's order, last dim first; the dims before it unpadded
-    std::vector<int64_t> p = int_list(padding, "pad: padding");
-    if (p.size() % 2 != 0 || p.size() / 2 > t.shape().size())
-      throw tg::Error("pad: padding of " + std::to_string(p.size()) + " ints for a tensor of " + std::to_string(t.ndim()) + " dims");
-    std::vector<std::pair<int64_t, int64_t>> pairs(t.shape().size(), {0, 0});
-    for (size_t i = 0; i < p.size() / 2; i++) pairs[t.shape().size() - 1 - i] = {p[2 * i], p[2 * i + 1]};
-    return t.pad(pairs, m->second, v);
-  }
-  if (flat) return t.pad2d(int_list(padding, "pad: padding"), v);
+  if (flat) return t.pad2d(int_list(padding, "pad: padding"), m->second, v);  // torch's order, last dim first
   std::vector<std::pair<int64_t, int64_t>> pairs;
   bool crops = false;
   for (py::handle h : seq) {

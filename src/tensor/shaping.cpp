@@ -276,15 +276,28 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& padding, PadM
   return x;
 }
 
+namespace {
+// pad2d's flat padding, (before, after) from the last dim backwards, as one (before, after) pair per dim
+std::vector<std::pair<int64_t, int64_t>> pad2d_pairs(const std::vector<int64_t>& padding, const Shape& shape) {
+  TG_CHECK(padding.size() % 2 == 0 && padding.size() / 2 <= shape.size(), "pad2d: padding ", padding,
+           " must have an even length of at most 2 * ndim for shape ", shape);
+  std::vector<std::pair<int64_t, int64_t>> pairs(shape.size(), {0, 0});
+  for (size_t i = 0; i < padding.size() / 2; i++) pairs[shape.size() - 1 - i] = {padding[2 * i], padding[2 * i + 1]};
+  return pairs;
+}
+}  // namespace
+
+Tensor Tensor::pad2d(const std::vector<int64_t>& padding, PadMode mode, double value) const {
+  if (mode == PadMode::constant) return pad2d(padding, value);
+  return pad(pad2d_pairs(padding, shape()), mode, value);
+}
+
 Tensor Tensor::pad2d(const std::vector<int64_t>& padding, double value) const {
-  TG_CHECK(padding.size() % 2 == 0 && padding.size() / 2 <= shape().size(), "pad2d: padding ", padding,
-           " must have an even length of at most 2 * ndim for shape ", shape());
-  std::vector<std::pair<int64_t, int64_t>> crop, grow;
+  std::vector<std::pair<int64_t, int64_t>> pairs = pad2d_pairs(padding, shape()), crop, grow;
   for (int64_t s : shape()) crop.emplace_back(0, s);
   grow.assign(shape().size(), {0, 0});
-  for (size_t i = 0; i < padding.size() / 2; i++) {
-    size_t d = shape().size() - 1 - i;
-    int64_t b = padding[2 * i], e = padding[2 * i + 1];
+  for (size_t d = 0; d < pairs.size(); d++) {
+    auto [b, e] = pairs[d];
     // negative entries crop first, positive ones pad the cropped tensor
     crop[d] = {std::max<int64_t>(0, -b), shape()[d] - std::max<int64_t>(0, -e)};
     TG_CHECK(crop[d].first <= crop[d].second, "pad2d: padding ", padding, " crops more than dim ", d, " of shape ", shape(),

@@ -111,6 +111,18 @@ TEST(Shaping, Pad2d) {
   check_op({{2, 3, 4}}, [](auto& x) { return x[0].pad2d({1, 2, -1, 0}); }, "F.pad(x0, (1, 2, -1, 0))");
   check_op({{2, 3, 4}}, [](auto& x) { return x[0].pad2d({-1, -2, 2, 1, 0, 1}, 2.5); }, "F.pad(x0, (-1, -2, 2, 1, 0, 1), value=2.5)");
   check_op({{3, 4}}, [](auto& x) { return x[0].pad2d({-1, 3}, -1); }, "F.pad(x0, (-1, 3), value=-1)");
+  // with a mode, as F.pad(x, padding, mode): the dims before the padded ones stay as they are
+  using tg::PadMode;
+  check_op({{2, 3, 4}}, [](auto& x) { return x[0].pad2d({1, 3}, PadMode::reflect); }, "F.pad(x0, (1, 3), mode='reflect')");
+  check_op({{1, 2, 3, 4}}, [](auto& x) { return x[0].pad2d({2, 1, 0, 2}, PadMode::replicate); }, "F.pad(x0, (2, 1, 0, 2), mode='replicate')");
+  check_op({{1, 2, 3, 4}}, [](auto& x) { return x[0].pad2d({4, 0, 1, 3}, PadMode::circular); }, "F.pad(x0, (4, 0, 1, 3), mode='circular')");
+  check_op({{2, 3}}, [](auto& x) { return x[0].pad2d({-1, 2}, PadMode::constant, 1.5); }, "F.pad(x0, (-1, 2), value=1.5)");
+  Tensor t = Tensor::ones({2, 3});
+  EXPECT_THROW(t.pad2d({1, 1, 1}, PadMode::reflect), tg::Error);        // not pairs
+  EXPECT_THROW(t.pad2d({1, 1, 1, 1, 1, 1}, PadMode::reflect), tg::Error);  // more dims than the tensor has
+  EXPECT_THROW(t.pad2d({3, 0}, PadMode::reflect), tg::Error);            // a mirror of 3 needs 4 entries
+  EXPECT_THROW(t.pad2d({-1, 0}, PadMode::replicate), tg::Error);         // only constant crops
+  EXPECT_THROW(t.pad2d({1, 0}, PadMode::circular, 2.0), tg::Error);      // only constant takes a value
 }
 
 TEST(Shaping, Unflatten) {
