@@ -77,11 +77,11 @@ namespace {
 Value const_of(const LazyBuffer& c) { return const_to_value(*UOp::make(Ops::CONST, c.dtype, {}, c.base()->arg)); }
 }  // namespace
 
-LBPtr LazyBuffer::e(Ops op, std::initializer_list<LBPtr> others) const {
+LBPtr LazyBuffer::e(Ops op, std::initializer_list<LBRef> others) const {
   std::vector<LBPtr> srcs;
   srcs.reserve(1 + others.size());
   srcs.push_back(std::const_pointer_cast<LazyBuffer>(shared_from_this()));
-  srcs.insert(srcs.end(), others.begin(), others.end());
+  for (const LBRef& o : others) srcs.push_back(*o);
   for (auto& s : srcs) TG_ASSERT(s->shape() == shape(), op_name(op), " of mismatched shapes");
   DType out = dtype;
   if (op == Ops::CMPLT || op == Ops::CMPNE) out = dtypes::bool_;

@@ -19,6 +19,16 @@ namespace tg {
 
 class LazyBuffer;
 using LBPtr = std::shared_ptr<LazyBuffer>;
+// An operand of e(), by reference: it is copied once, into the new node's srcs (a copy of a shared_ptr
+// is an atomic increment, and its release a decrement, once the process has a second thread).
+class LBRef {
+ public:
+  LBRef(const LBPtr& p) : p_(&p) {}  // implicit: x->e(op, {y}) as with values
+  const LBPtr& operator*() const { return *p_; }
+
+ private:
+  const LBPtr* p_;
+};
 
 class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
  public:
@@ -37,7 +47,7 @@ class LazyBuffer : public std::enable_shared_from_this<LazyBuffer> {
 
   // Graph ops. Arguments are validated by the Tensor layer.
   // Elementwise; srcs must share shape. Constants fold: an op of unpadded constants is a constant.
-  LBPtr e(Ops op, std::initializer_list<LBPtr> others = {}) const;
+  LBPtr e(Ops op, std::initializer_list<LBRef> others = {}) const;
   // Reduce to size 1 along axes (keepdim). A reduction of 32768 or more inputs per output into fewer than
   // 4096 outputs splits one axis and reduces in two kernels, so the first has outputs for every thread
   // (split_reduceop). A
