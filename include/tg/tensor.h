@@ -464,26 +464,28 @@ template <class T> DType py_dtype() {
   else return dtypes::default_float;
 }
 
-#define TG_BINARY_OPERATOR(OP, FN)                                                                         \
+#define TG_BINARY_OPERATOR(OP, FN, PYTYPE)                                                                 \
   inline Tensor operator OP(const Tensor& a, const Tensor& b) { return a.FN(b); }                          \
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>                                   \
-  Tensor operator OP(const Tensor& a, T b) { return a.FN(scalar_like(a, static_cast<double>(b), py_dtype<T>())); } \
+  Tensor operator OP(const Tensor& a, T b) { return a.FN(scalar_like(a, static_cast<double>(b), PYTYPE)); } \
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>                                   \
-  Tensor operator OP(T a, const Tensor& b) { return scalar_like(b, static_cast<double>(a), py_dtype<T>()).FN(b); }
-TG_BINARY_OPERATOR(+, add)
-TG_BINARY_OPERATOR(-, sub)
-TG_BINARY_OPERATOR(*, mul)
-TG_BINARY_OPERATOR(/, div)
-TG_BINARY_OPERATOR(%, mod)
-TG_BINARY_OPERATOR(<, lt)
-TG_BINARY_OPERATOR(<=, le)
-TG_BINARY_OPERATOR(>, gt)
-TG_BINARY_OPERATOR(>=, ge)
-TG_BINARY_OPERATOR(==, eq)
-TG_BINARY_OPERATOR(!=, ne)
-TG_BINARY_OPERATOR(&, bitwise_and)
-TG_BINARY_OPERATOR(|, bitwise_or)
-TG_BINARY_OPERATOR(^, bitwise_xor)
+  Tensor operator OP(T a, const Tensor& b) { return scalar_like(b, static_cast<double>(a), PYTYPE).FN(b); }
+TG_BINARY_OPERATOR(+, add, py_dtype<T>())
+TG_BINARY_OPERATOR(-, sub, py_dtype<T>())
+TG_BINARY_OPERATOR(*, mul, py_dtype<T>())
+// True division takes an int scalar at its value, as torch and tinygrad: as a float, not wrapped into an
+// integer tensor's dtype first (an int8 tensor / 200 divides by 200, not by -56).
+TG_BINARY_OPERATOR(/, div, dtypes::default_float)
+TG_BINARY_OPERATOR(%, mod, py_dtype<T>())
+TG_BINARY_OPERATOR(<, lt, py_dtype<T>())
+TG_BINARY_OPERATOR(<=, le, py_dtype<T>())
+TG_BINARY_OPERATOR(>, gt, py_dtype<T>())
+TG_BINARY_OPERATOR(>=, ge, py_dtype<T>())
+TG_BINARY_OPERATOR(==, eq, py_dtype<T>())
+TG_BINARY_OPERATOR(!=, ne, py_dtype<T>())
+TG_BINARY_OPERATOR(&, bitwise_and, py_dtype<T>())
+TG_BINARY_OPERATOR(|, bitwise_or, py_dtype<T>())
+TG_BINARY_OPERATOR(^, bitwise_xor, py_dtype<T>())
 #undef TG_BINARY_OPERATOR
 inline Tensor operator-(const Tensor& a) { return a.neg(); }
 inline Tensor operator~(const Tensor& a) { return a.bitwise_not(); }

@@ -55,13 +55,14 @@ std::vector<int> axes(py::handle axis, const char* op);
 // `dtype` casts the result when given.
 tg::Tensor tensor_from_python(py::handle data, std::optional<tg::DType> dtype, const std::string& device);
 // The right operand of a binary op: a Tensor as is; a Python scalar as tinygrad does (an int keeps an int
-// or float tensor's dtype, a float makes an int tensor float), a NumPy array or list through Tensor(...).
+// or float tensor's dtype, a float makes an int tensor float; for true_division an int is a float, at
+// its value), a NumPy array or list through Tensor(...).
 // nullopt when `other` is none of these (the operator then returns NotImplemented).
-std::optional<tg::Tensor> operand(const tg::Tensor& self, py::handle other);
+std::optional<tg::Tensor> operand(const tg::Tensor& self, py::handle other, bool true_division = false);
 // h as a Tensor; a TypeError naming `op` for anything else.
 tg::Tensor as_tensor(py::handle h, const char* op);
 // Like operand, but a TypeError naming `op` instead of nullopt.
-tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op);
+tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op, bool true_division = false);
 
 // Tensor -> Python data. Realize with the GIL released; the NumPy array owns a copy of the data.
 py::array to_numpy(const tg::Tensor& t);

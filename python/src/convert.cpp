@@ -204,10 +204,11 @@ tg::Tensor tensor_from_python(py::handle data, std::optional<tg::DType> dtype, c
              " (expected a Tensor, bool, int, float, a nested list or tuple, a NumPy array, bytes or None)");
 }
 
-std::optional<tg::Tensor> operand(const tg::Tensor& self, py::handle other) {
+std::optional<tg::Tensor> operand(const tg::Tensor& self, py::handle other, bool true_division) {
   if (py::isinstance<tg::Tensor>(other)) return other.cast<tg::Tensor>();
   if (PyBool_Check(other.ptr())) return tg::scalar_like(self, other.ptr() == Py_True ? 1 : 0, tg::dtypes::bool_);
-  if (PyLong_Check(other.ptr())) return tg::scalar_like(self, static_cast<double>(to_int(other, "operand")), tg::dtypes::default_int);
+  if (PyLong_Check(other.ptr()))  // true division takes the int at its value, as a float (as C++'s operator/)
+    return tg::scalar_like(self, static_cast<double>(to_int(other, "operand")), true_division ? tg::dtypes::default_float : tg::dtypes::default_int);
   if (PyFloat_Check(other.ptr())) return tg::scalar_like(self, PyFloat_AsDouble(other.ptr()), tg::dtypes::default_float);
   if (is_numpy_array(other) || is_numpy_scalar(other) || is_seq(other)) return tensor_from_python(other, std::nullopt, self.device());
   return std::nullopt;
@@ -218,8 +219,8 @@ tg::Tensor as_tensor(py::handle h, const char* op) {
   return h.cast<tg::Tensor>();
 }
 
-tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op) {
-  if (auto t = operand(self, other)) return *t;
+tg::Tensor operand_or_throw(const tg::Tensor& self, py::handle other, const char* op, bool true_division) {
+  if (auto t = operand(self, other, true_division)) return *t;
   type_error(std::string(op) + ": expected a Tensor or a number, got " + type_name(other));
 }
 

@@ -16,21 +16,22 @@ using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
 
 // The operator `name`, its reflected form `rname` and in-place form `iname` (each optional) computing fn.
-void binary(py::class_<Tensor>& cls, const char* name, const char* rname, const char* iname, BinaryFn fn) {
+// true_division: an int operand is taken at its value, as a float (operand()).
+void binary(py::class_<Tensor>& cls, const char* name, const char* rname, const char* iname, BinaryFn fn, bool true_division = false) {
   if (name)
-    cls.def(name, [fn](const Tensor& t, py::handle x) -> py::object {
-      auto o = operand(t, x);
+    cls.def(name, [fn, true_division](const Tensor& t, py::handle x) -> py::object {
+      auto o = operand(t, x, true_division);
       return o ? py::cast(fn(t, *o)) : not_implemented();
     }, py::is_operator());
   if (rname)
-    cls.def(rname, [fn](const Tensor& t, py::handle x) -> py::object {
-      auto o = operand(t, x);
+    cls.def(rname, [fn, true_division](const Tensor& t, py::handle x) -> py::object {
+      auto o = operand(t, x, true_division);
       return o ? py::cast(fn(*o, t)) : not_implemented();
     }, py::is_operator());
   if (iname)
-    cls.def(iname, [fn](py::object self, py::handle x) -> py::object {
+    cls.def(iname, [fn, true_division](py::object self, py::handle x) -> py::object {
       Tensor& t = self.cast<Tensor&>();
-      auto o = operand(t, x);
+      auto o = operand(t, x, true_division);
       if (!o) return not_implemented();
       t.assign(fn(t, *o));
       return self;  // the same Python object: `a += b` keeps `a` bound to it
@@ -48,7 +49,7 @@ void bind_tensor_operators(py::class_<Tensor>& cls) {
   binary(cls, "__add__", "__radd__", "__iadd__", [](const Tensor& a, const Tensor& b) { return a.add(b); });
   binary(cls, "__sub__", "__rsub__", "__isub__", [](const Tensor& a, const Tensor& b) { return a.sub(b); });
   binary(cls, "__mul__", "__rmul__", "__imul__", [](const Tensor& a, const Tensor& b) { return a.mul(b); });
-  binary(cls, "__truediv__", "__rtruediv__", "__itruediv__", [](const Tensor& a, const Tensor& b) { return a.div(b); });
+  binary(cls, "__truediv__", "__rtruediv__", "__itruediv__", [](const Tensor& a, const Tensor& b) { return a.div(b); }, true);
   binary(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__", [](const Tensor& a, const Tensor& b) { return a.floor_divide(b); });
   binary(cls, "__mod__", "__rmod__", "__imod__", [](const Tensor& a, const Tensor& b) { return a.mod(b); });
   // t ** number is Tensor::pow(double), as t.pow(number): the same dtype rules and errors either way

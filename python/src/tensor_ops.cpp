@@ -158,7 +158,7 @@ void bind_tensor_ops(py::class_<Tensor>& cls) {
     return reverse ? o.bitwise_xor(t) : t.bitwise_xor(o);
   }, py::arg("x"), py::arg("reverse") = false);
   cls.def("div", [](const Tensor& t, py::object x, bool reverse, py::object rounding_mode) {
-        Tensor o = operand_or_throw(t, x, "div");
+        Tensor o = operand_or_throw(t, x, "div", rounding_mode.is_none());
         auto [n, d] = reverse ? std::pair{o, t} : std::pair{t, o};
         if (rounding_mode.is_none()) return n.div(d);
         std::string mode = py::str(rounding_mode);

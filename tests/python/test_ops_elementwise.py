@@ -179,6 +179,19 @@ def test_int_truediv_is_float():
   helper_test_op(None, lambda x, y: x / y, vals=[[7, -7, 9, 1], [2, 2, -4, 3]], forward_only=True)
 
 
+def test_int_truediv_by_int_scalar():
+  # the scalar at its value, as a float (torch, tinygrad): not wrapped into the tensor's dtype first (200
+  # would be int8's -56, -2 uint8's 254); the other operators keep it in the tensor's dtype, as torch
+  for dt, tdt, vals, s in ((dtypes.int8, torch.int8, [100, 7, -128, 3], 200), (dtypes.uint8, torch.uint8, [35, 255, 1, 3], -2)):
+    a, t = Tensor(vals, dtype=dt), torch.tensor(vals, dtype=tdt)
+    np.testing.assert_allclose((a / s).numpy(), (t / s).numpy(), rtol=1e-6)
+    np.testing.assert_allclose((s / a).numpy(), (s / t).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(a.div(s).numpy(), (t / s).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(a.div(s, reverse=True).numpy(), (s / t).numpy(), rtol=1e-6)
+    np.testing.assert_equal(a.div(s, rounding_mode="floor").numpy(), torch.div(t, s, rounding_mode="floor").numpy())
+    np.testing.assert_equal((a + s).numpy(), (t + s).numpy())
+
+
 def test_idiv_truncates():
   # idiv is C's integer division, truncating toward zero (tinygrad's)
   helper_test_op(None, lambda x, y: torch.div(x, y, rounding_mode="trunc"), lambda x, y: x.idiv(y),

@@ -290,6 +290,21 @@ TEST(MathCore, IntegerDivision) {
   EXPECT_EQ(a.idiv(b).dtype(), dt::int32);
 }
 
+TEST(MathCore, TrueDivisionByAnIntScalar) {
+  // the scalar at its value, as a float (torch, tinygrad): not wrapped into the tensor's int dtype first,
+  // where 200 would be int8's -56 and -2 uint8's 254
+  Tensor i8 = Tensor(std::vector<int8_t>{100, 7, -128, 0}, {4}), u8 = Tensor(std::vector<uint8_t>{35, 255, 1, 0}, {4});
+  check_op_inputs({i8}, [](auto& x) { return std::vector{x[0] / 200, 200 / x[0].where(x[0], Tensor(std::vector<int8_t>{1}, {1}))}; },
+                  "(x0 / 200, 200 / torch.where(x0 != 0, x0, torch.ones_like(x0)))");
+  check_op_inputs({u8}, [](auto& x) { return std::vector{x[0] / -2, x[0] / int64_t{1000}}; }, "(x0 / -2, x0 / 1000)");
+  check_op_inputs({Tensor({7, -7, 9})}, [](auto& x) { return std::vector{x[0] / 2, -9 / x[0]}; }, "(x0 / 2, -9 / x0)");
+  EXPECT_EQ((i8 / 200).dtype(), dt::float32);
+  EXPECT_EQ((Tensor({1.f}).cast(dt::float16) / 3).dtype(), dt::float16);  // a float tensor keeps its dtype
+  // the other ops keep an int scalar in the tensor's dtype, wrapping as torch does (int8 + 200 adds -56)
+  EXPECT_EQ((i8 + 200).dtype(), dt::int8);
+  EXPECT_EQ((i8 + 200).tolist<int8_t>(), (std::vector<int8_t>{44, -49, 72, -56}));
+}
+
 TEST(MathCore, Remainder) {
   // the divisor's sign, as torch.remainder: every sign pair, exact multiples, a zero dividend
   Tensor a({7, -7, 7, -7, 0, 100, -3, 6, -6}), b({2, 2, -2, -2, 5, 7, 4, 3, -3});
