@@ -507,12 +507,6 @@ Tensor scatter_into(const Tensor& self, const Tensor& hit, const Tensor& val) {
   for (int i = 0; i < self.ndim(); i++) pad.emplace_back(0, self.shape()[static_cast<size_t>(i)] - hit.shape()[static_cast<size_t>(i)]);
   return hit.pad(pad).where(val.pad(pad), self);
 }
-// The (0, size) bounds of every dim of the index: the part of src it reads.
-std::vector<std::pair<int64_t, int64_t>> index_bounds(const Tensor& index) {
-  std::vector<std::pair<int64_t, int64_t>> b;
-  for (int64_t s : index.shape()) b.emplace_back(0, s);
-  return b;
-}
 
 // self with src[...] written at index along d (torch's scatter), as a one-hot select: for every
 // position of self along d, the last index entry naming it wins. src has the index's shape.
@@ -558,7 +552,7 @@ Tensor Tensor::scatter(int dim, const Tensor& index, const Tensor& src) const {
   int d = scatter_checks(*this, dim, index, &src.shape());
   if (ndim() == 0) return reshape({1}).scatter(0, index.reshape({1}), src.reshape({1})).reshape({});
   if (index.numel() == 0) return *this;
-  return scatter_impl(*this, d, index.to(device()), src.shrink(index_bounds(index)));
+  return scatter_impl(*this, d, index.to(device()), src.shrink(full_bounds(index)));
 }
 
 Tensor Tensor::scatter(int dim, const Tensor& index, double value) const {
@@ -578,7 +572,7 @@ Tensor Tensor::scatter_reduce(int dim, const Tensor& index, const Tensor& src, c
   int d = scatter_checks(*this, dim, index, &src.shape(), op);
   if (ndim() == 0) return reshape({1}).scatter_reduce(0, index.reshape({1}), src.reshape({1}), reduce, include_self).reshape({});
   if (index.numel() == 0) return *this;
-  std::vector<std::pair<int64_t, int64_t>> in_index = index_bounds(index);
+  std::vector<std::pair<int64_t, int64_t>> in_index = full_bounds(index);
   int64_t n = shape()[static_cast<size_t>(d)];
   Tensor hits = scatter_hits(*this, d, index.to(device()));  // every entry that hits a position joins its reduce
   Tensor s = src.shrink(in_index).unsqueeze(d + 1);
