@@ -25,7 +25,6 @@ class Function;
 class TensorRef {
  public:
   TensorRef(const Tensor& t) : t_(&t) {}  // implicit: apply<F>({x, y}) as with values
-  const Tensor& operator*() const { return *t_; }
   const Tensor* operator->() const { return t_; }
 
  private:
