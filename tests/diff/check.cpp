@@ -26,6 +26,10 @@ double atol_of(DT d) { return d == DT::F16 ? 0x1p-24 : d == DT::F32 ? 0x1p-149 :
 bool float_ok(double got, double lo, double hi, int nan_runs, DT d) {
   if (std::isnan(got)) return nan_runs > 0;
   if (std::isnan(lo)) return false;  // every run gave NaN
+  // NaN in some runs only: roundoff alone moves this element across an overflow (inf - inf) or 0 * inf.
+  // Such an element is ill-conditioned past what a few runs can bound (a float32 mean of +-2^31 and small
+  // ints, squared, then exp: every summation order gives another finite value), so any value passes.
+  if (nan_runs > 0) return true;
   if (std::isinf(got)) return got > 0 ? hi == INFINITY : lo == -INFINITY;
   double m = atol_of(d) + rtol_of(d) * std::max(std::fabs(lo), std::fabs(hi)) + (hi - lo);
   return got >= lo - m && got <= hi + m;

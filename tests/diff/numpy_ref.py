@@ -262,9 +262,12 @@ def noisy_sum(run, x, ax, keepdim, acc):
   # over axes of total size 1 there is nothing to add: the element itself, as tinygrad's lazy reduce
   # returns its input (NumPy adds it to +0, which makes -0.0 into 0.0)
   if cnt == 1: return np.asarray(x.astype(DT[acc]).reshape(r.shape))
-  if not is_float(acc) or run.rng is None: return r
-  H = wide(acc)
+  if not is_float(acc) or (run.rng is None and run.alt): return r
   ref = exact_sum(x, ax, keepdim)  # not a wide sum: 1e30 + 5 - 1e30 must count as inexact
+  # the exact run is the exact sum rounded once: NumPy's order can be a few ulps off it, and an ulp that
+  # a later cancellation and overflow amplify (1e30 - mean of 1e30s, squared) is not the program's value
+  if run.rng is None: return np.where(np.isfinite(ref), ref, r).astype(DT[acc])
+  H = wide(acc)
   amp = np.asarray(np.sum(np.abs(x.astype(H)), axis=ax, keepdims=keepdim)) * H(max(cnt, 1) * UNIT[acc])
   # NumPy's order may happen to be exact where another order is not: only an order-proof sum is exact
   return run.absn(r, acc, amp, inexact(r, ref) | ~exact_in_any_order(x, ax, keepdim, acc))
@@ -283,6 +286,9 @@ def reduce(run, n, x):
   f = s.astype(DT[fd])
   if not cnt: return (f * DT[fd](math.nan)).astype(DT[d])
   ref = np.asarray(f.astype(wide(fd)) / cnt)
+  if run.rng is None and not run.alt and is_float(cd):  # the exact run: the exact sum divided, rounded once
+    e = exact_sum(x.astype(DT[cd]), ax, kd) / cnt
+    ref = np.where(np.isfinite(e), e, ref)
   r = ref.astype(DT[fd]).astype(DT[d])
   if run.alt:  # tinygrad.cpp: the sum in the result's dtype times 1/n
     r = np.asarray(f.astype(DT[d]) * np.asarray(1 / cnt).astype(DT[d])).astype(DT[d])

@@ -74,6 +74,8 @@ TEST(NumpyRef, HandComputed) {
   p.outputs.push_back(op("mean", {i}, DT::F32, DT::I32, {}));
   int c = input(DT::I8, {2}, {100, -128});
   p.outputs.push_back(op("mul", {c, c}, DT::I8, DT::I8, {2}));  // wraps: 10000 % 256, 16384 % 256
+  int m = input(DT::F32, {20}, std::vector<double>(20, static_cast<double>(1e30f)));
+  p.outputs.push_back(op("mean", {m}, DT::F32, DT::F32, {}));  // exactly 1e30f (NumPy's float32 sum: 2 ulps off)
   nlohmann::json r = checker().ref.call({{"program", tgdiff::to_json(p)}, {"runs", 0}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   const nlohmann::json& o = r["outputs"];
@@ -84,6 +86,30 @@ TEST(NumpyRef, HandComputed) {
   EXPECT_EQ(o[3]["dtype"], "uint32");
   EXPECT_EQ(o[4]["exact"], nlohmann::json({1.5}));
   EXPECT_EQ(o[5]["exact"], nlohmann::json({16, 0}));
+  EXPECT_EQ(o[6]["exact"], nlohmann::json({static_cast<double>(1e30f)}));
+}
+
+// An element that is NaN in some of NumPy's runs and finite in others is ill-conditioned: any value passes
+// there. Elsewhere the envelope still holds, and an element NaN in every run must be NaN.
+TEST(DiffHarness, IllConditionedElementsPassAnyValue) {
+  tgdiff::Program p;
+  tgdiff::Node n;
+  n.kind = "input";
+  n.dtype = n.cdtype = tgdiff::DT::F32;
+  n.shape = {3};
+  n.fdata = {0, 0, 0};
+  p.nodes.push_back(n);
+  p.outputs.push_back(0);
+  nlohmann::json ref = {{"outputs", {{{"exact", {1.0, 1.0, nullptr}}, {"lo", {1.0, 1.0, nullptr}}, {"hi", {1.0, 1.0, nullptr}},
+                                      {"nan", {0, 3, 9}}}}}};
+  auto verdict = [&](std::vector<double> v) {
+    nlohmann::json got = {{"outputs", {{{"dtype", "float32"}, {"shape", {3}}, {"data", v}}}}};
+    return tgdiff::compare(p, ref, got).kind;
+  };
+  EXPECT_EQ(verdict({1.0, 1.0, NAN}), tgdiff::Verdict::Pass);
+  EXPECT_EQ(verdict({1.0, 2.6e23, NAN}), tgdiff::Verdict::Pass);
+  EXPECT_EQ(verdict({1.5, 1.0, NAN}), tgdiff::Verdict::Mismatch);
+  EXPECT_EQ(verdict({1.0, 1.0, 1.0}), tgdiff::Verdict::Mismatch);
 }
 
 // The comparison can fail: one element of tg's answer moved a little (floats by more than a few units of
