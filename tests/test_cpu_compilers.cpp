@@ -144,8 +144,9 @@ TEST(LLVMKernels, RendersLLVMIR) {
   EXPECT_THAT(src, testing::Not(HasSubstr("trunc i64 %gstart")));
   EXPECT_THAT(Device::get(dev).compiler().cachekey(), HasSubstr("loop-vectorize"));  // the pass pipeline: other passes, other entries
   // for an AVX-512 target it scales by 2^n with vscalefps, elsewhere by two exact factors (the same
-  // bits: SameBitsAsTheCCompiler runs both on an AVX-512 host); rendered and compiled, not run
-  for (const char* target : {"skylake-avx512", "x86-64-v3"}) {
+  // bits: SameBitsAsTheCCompiler runs both on an AVX-512 host); with AVX-512DQ it splits x by vreduceps
+  // (not on Knights Landing: AVX-512F without DQ); rendered and compiled, not run
+  for (const char* target : {"skylake-avx512", "knl", "x86-64-v3"}) {
 #if !defined(__x86_64__)
     break;
 #endif
@@ -155,7 +156,8 @@ TEST(LLVMKernels, RendersLLVMIR) {
     tk.hand_coded_optimizations();
     std::string tsrc = compile_kernel(tk, tdev)->kernel.src;
     EXPECT_THAT(tsrc, HasSubstr("call <16 x float> @tg_exp2_v16f32(")) << target;
-    EXPECT_EQ(tsrc.find("@llvm.x86.avx512.mask.scalef.ps.512") != std::string::npos, std::string(target) == "skylake-avx512") << target;
+    EXPECT_EQ(tsrc.find("@llvm.x86.avx512.mask.scalef.ps.512") != std::string::npos, std::string(target) != "x86-64-v3") << target;
+    EXPECT_EQ(tsrc.find("@llvm.x86.avx512.mask.reduce.ps.512") != std::string::npos, std::string(target) == "skylake-avx512") << target;
   }
 }
 

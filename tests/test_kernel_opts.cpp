@@ -737,7 +737,8 @@ TEST(KernelOpts, VectorExp2) {
   for (int i = -2000; i < 2000; i++) x.push_back(static_cast<float>(i) * 0.0731f);   // the usual range
   for (int i = -160; i <= 130; i++) x.push_back(static_cast<float>(i));            // exact powers of two
   for (float v : {-149.5f, -149.25f, -126.5f, 127.99f, 128.f, 128.5f, -150.f, -151.f, -1e30f, 1e30f, 1e-30f, -0.f,
-                  INFINITY, -INFINITY, NAN, 0.5f, -0.5f, 1e-8f})
+                  INFINITY, -INFINITY, NAN, 0.5f, -0.5f, 1e-8f, 2.5f, -2.5f, -150.5f, 129.5f, 4194305.5f, -4194305.5f,
+                  -8388609.f, 3e9f, -3e9f, 1e-45f, -1e-45f})
     x.push_back(v);
   while (x.size() % 16) x.push_back(0.25f);
   // EXP2 itself (Tensor::exp2 is exp(x*ln2), whose argument rounding is not the op's error)
@@ -748,10 +749,12 @@ TEST(KernelOpts, VectorExp2) {
   k.apply_opt({OptOps::UPCAST, 0, 16});
   std::string src = compile_kernel(k, "CPU")->kernel.src;
   ASSERT_THAT(src, HasSubstr(is_llvm_ir(src) ? "call <16 x float> @tg_exp2_v16f32(" : "tg_exp2_float32x16("));
-  // LLVM for an AVX-512 target scales by 2^n with vscalefps (the scalar code below does not): same bits
-  // (on the host's CPU; a named CPU_TARGET's features are LLVM's to say)
+  // LLVM for an AVX-512 target scales by 2^n with vscalefps, and with AVX-512DQ splits x = n + f by
+  // vreduceps, unclamped (the scalar code below does neither): same bits (on the host's CPU; a named
+  // CPU_TARGET's features are LLVM's to say)
   if (const char* target = std::getenv("CPU_TARGET"); !target || !*target || std::string(target) == "native") {
     EXPECT_EQ(src.find("scalef") != std::string::npos, is_llvm_ir(src) && __builtin_cpu_supports("avx512f"));
+    EXPECT_EQ(src.find("reduce.ps") != std::string::npos, is_llvm_ir(src) && __builtin_cpu_supports("avx512dq"));
   }
   std::vector<float> got = run_ast(ast, x, x.size(), k.applied_opts());
   // scalar code computes the same bits (one lane of the same function), on both compilers: a value

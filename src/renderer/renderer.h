@@ -87,7 +87,8 @@ inline constexpr VectorUnit kAVX512{64, 32};
 // vector registers (the heuristics' tiles).
 struct LLVMFeatures {
   bool fma = false, f16c = false;
-  bool avx512f = false;  // exp2 of 16 floats scales by 2^n in one instruction (vscalefps)
+  bool avx512f = false;   // exp2 of 16 floats scales by 2^n in one instruction (vscalefps)
+  bool avx512dq = false;  // and splits x into n + f in one (vreduceps), with no clamp
   VectorUnit vector = kAVX512;
 };
 std::shared_ptr<Renderer> make_llvm_renderer(LLVMFeatures f);

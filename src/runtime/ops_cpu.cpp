@@ -476,7 +476,7 @@ class LLVMCompiler final : public Compiler {
   LLVMCompiler(LLVMTarget t, bool portable_half)
       : Compiler("llvm " + llvm_version() + " " + llvm_pipeline() + " " + t.triple + " " + t.cpu + " " + t.features), target_(std::move(t)),
         features_{target_.has_feature("fma"), target_.has_feature("f16c") && !portable_half, target_.has_feature("avx512f"),
-                  vector_unit_of(target_.has_feature("avx512f"), target_.has_feature("avx"), target_.has_feature("neon"))} {}
+                  target_.has_feature("avx512dq"), vector_unit_of(target_.has_feature("avx512f"), target_.has_feature("avx"), target_.has_feature("neon"))} {}
   std::string compile(const std::string& ir) override { return llvm_compile(ir, target_); }
   const LLVMFeatures& features() const { return features_; }
  private:
