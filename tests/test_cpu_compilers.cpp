@@ -161,6 +161,33 @@ TEST(LLVMKernels, RendersLLVMIR) {
   }
 }
 
+// A reduce over a vector's own lanes (softmax's row max and sum) ends in a horizontal fold: lane i with lane
+// i + w/2, halving, as vector ops on the halves (16 -> 8 -> 4 -> 2 lanes, then one scalar op), not 15
+// scalar ops on extracted lanes. The order is the same, so the bits are (SameBitsAsTheCCompiler).
+TEST(LLVMKernels, HorizontalFoldOnHalves) {
+  if (!cpu_has_llvm()) GTEST_SKIP() << "built without LLVM";
+  std::string dev = cpu_device(KernelCompiler::LLVM, "native");
+  Tensor x = Tensor::rand({64, 512}, dtypes::float32, dev);
+  x.realize();
+  ScheduleItem si = create_schedule({x.softmax(1).lazydata()}).back();
+  auto ren = with_vector_unit(Device::get(dev).renderer(), kAVX512);
+  Kernel k(si.ast, *ren);
+  k.hand_coded_optimizations();
+  std::string src = compile_kernel(k, dev)->kernel.src;
+  for (const char* w : {"8", "4", "2"}) {
+    EXPECT_THAT(src, HasSubstr("x float> poison, <" + std::string(w) + " x i32> <i32 0")) << w;  // the low half: a shuffle
+    EXPECT_THAT(src, HasSubstr("fadd <" + std::string(w) + " x float>")) << w;                    // the sum's step
+    EXPECT_THAT(src, HasSubstr("fcmp ogt <" + std::string(w) + " x float>")) << w;                // the max's step
+  }
+  std::vector<float> xs = x.tolist<float>(), got = x.softmax(1).tolist<float>();
+  for (int r = 0; r < 64; r++) {
+    double m = -INFINITY, sum = 0;
+    for (int c = 0; c < 512; c++) m = std::max(m, static_cast<double>(xs[r * 512 + c]));
+    for (int c = 0; c < 512; c++) sum += std::exp(xs[r * 512 + c] - m);
+    for (int c = 0; c < 512; c += 37) EXPECT_NEAR(got[r * 512 + c], std::exp(xs[r * 512 + c] - m) / sum, 1e-7) << r << "," << c;
+  }
+}
+
 // The heuristics tile for the target's vector registers. Each compiler says what they are for a CPU_TARGET:
 // the C compiler by its predefined macros (a probe that is compiled, never run, so a newer target than
 // this CPU is safe), LLVM by the target's features (a named CPU's own and those they imply: x86-64-v3

@@ -198,6 +198,18 @@ UOpPtr lift_reduce_own_lanes(B b) {
     for (int i = 0; i < n; i++) vals.push_back(vec(u->src[static_cast<size_t>(i)], w));
     vals.insert(vals.end(), ranges.begin(), ranges.end());
     UOpPtr r = UOp::make(Ops::REDUCE, u->dtype.vec(static_cast<int>(w)), std::move(vals), ReduceOpArg{op, n});
+    // fold_pairwise's order (lane i with lane i + w/2, halving), a vector op a step while the width is
+    // even: 4 ops of shrinking width for 16 lanes, where lane by lane is 15 scalar ops and their extracts
+    while (w > 2 && w % 2 == 0) {
+      std::vector<UOpPtr> lo, hi;
+      for (int64_t l = 0; l < w / 2; l++) {
+        lo.push_back(UOp::make(Ops::GEP, u->dtype, {r}, l));
+        hi.push_back(UOp::make(Ops::GEP, u->dtype, {r}, l + w / 2));
+      }
+      DType half = u->dtype.vec(static_cast<int>(w / 2));
+      r = UOp::make(Ops::VECTORIZE, half, std::move(lo))->alu(op, UOp::make(Ops::VECTORIZE, half, std::move(hi)));
+      w /= 2;
+    }
     std::vector<UOpPtr> lanes;
     for (int64_t l = 0; l < w; l++) lanes.push_back(UOp::make(Ops::GEP, u->dtype, {r}, l));
     return fold_pairwise(op, std::move(lanes));

@@ -542,10 +542,16 @@ const RenderRules& llvm_rules() {
            std::string one = c.emit("insertelement " + t + " poison, " + st + " " + c.val(u.src[0]) + ", i32 0");
            return c.emit("shufflevector " + t + " " + one + ", " + t + " poison, <" + std::to_string(u.src.size()) + " x i32> zeroinitializer");
          }
+         const UOpPtr& from = u.src[0]->op == Ops::GEP ? u.src[0]->src[0] : nullptr;
+         if (from && std::all_of(u.src.begin(), u.src.end(), [&](const UOpPtr& s) { return s->op == Ops::GEP && s->src[0] == from; })) {
+           std::string lanes;  // lanes of one vector (a horizontal fold's half): one shuffle
+           for (size_t i = 0; i < u.src.size(); i++) lanes += (i ? ", i32 " : "i32 ") + std::to_string(std::get<int64_t>(u.src[i]->arg));
+           return c.emit("shufflevector " + c.tv(from) + ", " + type(from->dtype) + " poison, <" + std::to_string(u.src.size()) + " x i32> <" + lanes + ">");
+         }
          std::string v = "poison";
          for (size_t i = 0; i < u.src.size(); i++) v = c.emit("insertelement " + t + " " + v + ", " + st + " " + c.val(u.src[i]) + ", i32 " + std::to_string(i));
          return v;
-       }, "VECTORIZE: insertelements (a broadcast: a splat)"},
+       }, "VECTORIZE: insertelements (a broadcast: a splat; lanes of one vector: a shuffle)"},
       {UPat::op(Ops::GEP), [](B b) -> Text {
          auto& c = ctx(b);
          const UOp& u = *b["root"];
