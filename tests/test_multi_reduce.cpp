@@ -169,3 +169,19 @@ TEST(KernelMultiReduce, RowReuseOnlyOfTheOutputsValue) {
     EXPECT_NEAR(got_log[i], double(x[i]) - mx - std::log(s), 1e-5) << i;
   }
 }
+
+// A reduce that no open loop varies (its input is the same for every launched row) may still have to wait
+// for a STORE's loops: the kernel stores x (every element, inside the reduce's loop: Row reuse) and
+// x / sqrt(sum over axis 0 of (x - sum over axis 1)^2 + 0.1). The linearizer placed the reduce's
+// user (+ 0.1) before the reduce's loop, and the renderer found its accumulator unrendered (differential
+// test, seed 85752).
+TEST(KernelMultiReduce, UserOfAnInvariantReduceWaitsForItsLoop) {
+  std::vector<int8_t> d(64);
+  for (size_t i = 0; i < d.size(); i++) d[i] = static_cast<int8_t>(static_cast<int>(i * 7 % 19) - 9);
+  Tensor v = Tensor(d, {4, 4, 4});
+  Tensor x = (v > 127).cast(dtypes::float32).exp();  // 1 everywhere, from a load
+  Tensor c = x - x.sum({-2}).unsqueeze(1);
+  Tensor y = x / ((c * c).sum({0}, true) + 0.1).sqrt().expand({4, 4, 4});
+  std::vector<float> got = y.tolist<float>();  // float32 out: a cast for printing would fuse into the kernel
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], 1 / std::sqrt(4 * 9 + 0.1), 1e-6) << i;
+}

@@ -85,8 +85,9 @@ struct Linearizer {
       if (u->op == Ops::RANGE || u->op == Ops::SPECIAL || u->op == Ops::DEFINE_ACC || u->op == Ops::SINK) continue;
       if (u->op == Ops::ASSIGN) {
         if (subset(opens_in.at(u.get()), open)) loop(u, open);
-      } else if (subset(scope.at(u.get()), open)) {
-        emit(u);
+      } else if (subset(scope.at(u.get()), open) &&
+                 std::all_of(u->src.begin(), u->src.end(), [&](const UOpPtr& x) { return emitted.count(x.get()) > 0; })) {
+        emit(u);  // not before its sources: a reduce that no open loop varies may still wait for a STORE's loops
       }
     }
   }
