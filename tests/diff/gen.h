@@ -100,6 +100,7 @@ class Gen {
 
   // ---- reductions -----------------------------------------------------------------------------------
   bool reduce(int a);
+  bool arg_or_scan(int a);  // argmax / argmin (int32 indices) or cumsum, over one axis or (arg) all
 
   // The axes argument that names the axes `red`: some counted from the end, in either order.
   std::vector<int64_t> axes_arg(const std::vector<bool>& red);

@@ -304,6 +304,7 @@ bool Gen::scalar(int a) {
 
 // ---- reductions -----------------------------------------------------------------------------------
 bool Gen::reduce(int a) {
+  if (r_.chance(0.35)) return arg_or_scan(a);
   const Node& A = node(a);
   std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean"});
   int nd = static_cast<int>(A.shape.size());
@@ -325,6 +326,31 @@ bool Gen::reduce(int a) {
   for (int i = 0; i < nd; i++)  // max/min over a zero-length axis is an error (as torch): not generated
     if (red[static_cast<size_t>(i)] && (op == "max" || op == "min") && A.shape[static_cast<size_t>(i)] == 0) return false;
   reduce_over(op, a, ints, red, keepdim);
+  return true;
+}
+
+bool Gen::arg_or_scan(int a) {
+  const Node& A = node(a);
+  std::string op = r_.pick(std::vector<std::string>{"argmax", "argmin", "cumsum"});
+  int nd = static_cast<int>(A.shape.size());
+  Node n = mk(op, {a}, A.dtype, A.dtype, {});
+  bool all = op != "cumsum" && r_.chance(0.3);  // argmax of the flattened tensor
+  int64_t axis = nd == 0 ? r_.pick(std::vector<int64_t>{0, -1}) : r_.range(0, nd - 1);
+  int64_t len = nd == 0 ? 1 : A.shape[static_cast<size_t>(axis)];
+  if (!all) n.ints = {nd > 0 && r_.chance(0.3) ? axis - nd : axis};
+  n.keepdim = op != "cumsum" && r_.chance(0.4);
+  if (op == "cumsum") {
+    n.shape = A.shape;
+    n.cdtype = sum_acc(A.dtype);
+    n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype;
+    return push(std::move(n)), true;
+  }
+  if ((all ? numel(A.shape) : len) == 0) return false;  // argmax of nothing is an error (as torch)
+  n.dtype = DT::I32;
+  for (int i = 0; i < nd; i++)
+    if (!all && i != axis) n.shape.push_back(A.shape[static_cast<size_t>(i)]);
+    else if (n.keepdim) n.shape.push_back(1);
+  push(std::move(n));
   return true;
 }
 

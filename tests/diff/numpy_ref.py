@@ -295,6 +295,28 @@ def reduce(run, n, x):
   return run.rel(r, d, K_ARITH, inexact(r, ref) | ((cnt & (cnt - 1)) != 0))  # 1/n is exact for n = 2^k only
 
 
+def arg_reduce(n, x):
+  """argmax / argmin: the first index of the max (min) over one axis or the flattened tensor; NaN counts as
+  both the max and the min (the first NaN wins), as torch and tinygrad.cpp."""
+  f = np.argmax if n["kind"] == "argmax" else np.argmin
+  ints, kd = n.get("ints", []), n["keepdim"]
+  if x.ndim == 0: return np.asarray(0, np.int32)
+  if not ints: return np.asarray(f(x.reshape(-1)), np.int32).reshape((1,) * x.ndim if kd else ())
+  ax = ints[0] + x.ndim if ints[0] < 0 else ints[0]
+  return np.asarray(f(x, axis=ax, keepdims=kd), np.int32)
+
+
+def cumsum(run, n, x):
+  """Each prefix along the axis is a sum of its own: the envelope of a sum in any order."""
+  acc, d = n["cdtype"], n["dtype"]
+  if x.ndim == 0: return noisy_sum(run, x.astype(DT[acc]).reshape(1), (0,), False, acc).reshape(()).astype(DT[d])
+  ax = n["ints"][0] + x.ndim if n["ints"][0] < 0 else n["ints"][0]
+  xs = x.astype(DT[acc])
+  parts = [noisy_sum(run, np.take(xs, range(i + 1), axis=ax), (ax,), True, acc) for i in range(x.shape[ax])]
+  if not parts: return np.zeros(x.shape, DT[d])
+  return np.concatenate(parts, axis=ax).astype(DT[d])
+
+
 def dot(run, n, a, w):
   p, acc = n["dtype"], n["cdtype"]
   x, y = a.astype(DT[p]), w.astype(DT[p])
@@ -341,6 +363,8 @@ def evaluate(prog, run):
       r = binary(run, n["sub"], x, y, cd, d)
     elif k == "dot": r = dot(run, n, a[0], a[1])
     elif k in ("sum", "max", "min", "mean"): r = reduce(run, n, a[0])
+    elif k in ("argmax", "argmin"): r = arg_reduce(n, a[0])
+    elif k == "cumsum": r = cumsum(run, n, a[0])
     elif k == "reshape": r = a[0].reshape(n["ints"])
     elif k == "permute": r = np.transpose(a[0], n["ints"])
     elif k == "expand": r = np.broadcast_to(a[0], n["shape"])

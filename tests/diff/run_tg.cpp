@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace tgdiff {
 
@@ -82,6 +83,12 @@ Tensor eval(const Node& n, const std::vector<Tensor>& v) {
   if (k == "max") return A(0).max(axes, n.keepdim);
   if (k == "min") return A(0).min(axes, n.keepdim);
   if (k == "mean") return A(0).mean(axes, n.keepdim);
+  if (k == "argmax" || k == "argmin") {
+    std::optional<int> axis;
+    if (!n.ints.empty()) axis = static_cast<int>(n.ints[0]);
+    return k == "argmax" ? A(0).argmax(axis, n.keepdim) : A(0).argmin(axis, n.keepdim);
+  }
+  if (k == "cumsum") return A(0).cumsum(static_cast<int>(n.ints[0]));
   if (k == "reshape") return A(0).reshape(n.ints);
   if (k == "permute") return A(0).permute(axes);
   if (k == "expand") return A(0).expand(n.ints);

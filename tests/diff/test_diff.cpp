@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <climits>
 #include <cmath>
@@ -189,6 +190,23 @@ TEST(Generator, CoversReduceChainsAndMultiOutput) {
   EXPECT_GE(bcast, 300);
   EXPECT_GE(chain, 250);
   EXPECT_GE(multi, 250);
+}
+
+// argmax / argmin (one kernel: the max and the first index that reaches it) and cumsum are generated too,
+// over one axis and (argmax, argmin) the flattened tensor.
+TEST(Generator, CoversArgReducesAndCumsum) {
+  std::map<std::string, int> seen;
+  int flat = 0;
+  for (uint64_t seed = 0; seed < 500; seed++)
+    for (const tgdiff::Node& n : tgdiff::generate(seed).nodes) {
+      seen[n.kind]++;
+      flat += (n.kind == "argmax" || n.kind == "argmin") && n.ints.empty();
+    }
+  EXPECT_GE(seen["argmax"], 20);
+  EXPECT_GE(seen["argmin"], 20);
+  EXPECT_GE(seen["cumsum"], 20);
+  std::printf("of 500 programs: %d argmax, %d argmin (%d flattened), %d cumsum\n", seen["argmax"], seen["argmin"], flat, seen["cumsum"]);
+  EXPECT_GE(flat, 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, Diff, ::testing::Range(g_first, g_first + g_count),
