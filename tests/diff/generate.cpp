@@ -304,7 +304,7 @@ bool Gen::scalar(int a) {
 
 // ---- reductions -----------------------------------------------------------------------------------
 bool Gen::reduce(int a) {
-  if (r_.chance(0.35)) return arg_or_scan(a);
+  if (r_.chance(0.5)) return r_.chance(0.5) ? arg_or_scan(a) : normalize(a);
   const Node& A = node(a);
   std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean"});
   int nd = static_cast<int>(A.shape.size());
@@ -352,6 +352,36 @@ bool Gen::arg_or_scan(int a) {
     else if (n.keepdim) n.shape.push_back(1);
   push(std::move(n));
   return true;
+}
+
+bool Gen::normalize(int a) {
+  const Node& A = node(a);
+  std::string op = r_.pick(std::vector<std::string>{"softmax", "log_softmax", "logsumexp", "var", "std"});
+  int nd = static_cast<int>(A.shape.size());
+  DT f = lub_float(A.dtype);
+  Node n = mk(op, {a}, f, f, {});
+  if (op == "softmax" || op == "log_softmax") {
+    int64_t axis = nd == 0 ? r_.pick(std::vector<int64_t>{0, -1}) : r_.range(0, nd - 1);
+    n.ints = {nd > 0 && r_.chance(0.3) ? axis - nd : axis};
+    n.shape = A.shape;
+    return push(std::move(n)), true;
+  }
+  std::vector<bool> red(static_cast<size_t>(nd), r_.chance(0.3));  // all axes (an empty list), or some
+  if (nd > 0 && !red[0]) {
+    for (int i = 0; i < nd; i++) red[static_cast<size_t>(i)] = r_.chance(0.5);
+    if (std::find(red.begin(), red.end(), true) == red.end()) red[static_cast<size_t>(r_.range(0, nd - 1))] = true;
+    n.ints = axes_arg(red);
+  }
+  n.keepdim = r_.chance(0.4);
+  for (size_t i = 0; i < A.shape.size(); i++) {
+    if (!red[i]) n.shape.push_back(A.shape[i]);
+    else if (n.keepdim) n.shape.push_back(1);
+  }
+  if (op == "var" || op == "std") {
+    n.cdtype = sum_acc(A.dtype);  // the mean's sum
+    n.value = r_.pick(std::vector<double>{1, 1, 0});  // the correction
+  }
+  return push(std::move(n)), true;
 }
 
 std::vector<int64_t> Gen::axes_arg(const std::vector<bool>& red) {

@@ -317,6 +317,41 @@ def cumsum(run, n, x):
   return np.concatenate(parts, axis=ax).astype(DT[d])
 
 
+def normalize(run, n, x):
+  """softmax, log_softmax, logsumexp, var, std as tinygrad.cpp composes them (src/tensor/nn.cpp, reduce.cpp),
+  each step with its own allowance: x - max (max exact), exp, the sum (float16 adds in float32), the
+  division, log; var: the mean (the sum in its accumulator, to float, times 1/n), (x - mean)^2 summed, times
+  1 / max(0, n - correction)."""
+  k, fd = n["kind"], n["dtype"]
+  acc = "float32" if fd == "float16" else fd
+  xf = x.astype(DT[fd])
+
+  def rsum(v, ax, kd):
+    return noisy_sum(run, v.astype(DT[acc]), ax, kd, acc).astype(DT[fd])
+  if k in ("softmax", "log_softmax"):
+    if xf.size == 0: return xf
+    ax = () if x.ndim == 0 else ((n["ints"][0] + x.ndim) % x.ndim,)
+    d = arith(run, "sub", xf, np.max(xf, axis=ax, keepdims=True), fd)
+    e = math_op(run, "exp", d, fd)
+    if k == "softmax": return true_div(run, e, rsum(e, ax, True), fd)
+    return arith(run, "sub", d, math_op(run, "log", rsum(e, ax, True), fd), fd)
+  ax, kd = axes_of(n, x.ndim), n["keepdim"]
+  out_shape = [x.shape[i] if i not in ax else 1 for i in range(x.ndim) if i not in ax or kd]
+  if k == "logsumexp":
+    if any(x.shape[a] == 0 for a in ax): return np.full(out_shape, -np.inf, DT[fd])
+    m = np.max(xf, axis=ax, keepdims=True)
+    m = np.where(np.isinf(m), DT[fd](0), m).astype(DT[fd])
+    s = math_op(run, "log", rsum(math_op(run, "exp", arith(run, "sub", xf, m, fd), fd), ax, kd), fd)
+    return arith(run, "add", s, m.reshape(s.shape), fd)
+  mean = reduce(run, {"kind": "mean", "dtype": fd, "cdtype": n["cdtype"], "ints": n.get("ints", []), "keepdim": True}, x)
+  d = arith(run, "sub", xf, mean, fd)
+  sq = rsum(arith(run, "mul", d, d, fd), ax, kd)
+  cnt = int(np.prod([x.shape[a] for a in ax])) if ax else 1
+  left = max(0.0, cnt - n["value"])
+  r = arith(run, "mul", sq, np.asarray(1.0 / left if left else math.inf).astype(DT[fd]), fd)
+  return r if k == "var" else math_op(run, "sqrt", r, fd)
+
+
 def dot(run, n, a, w):
   p, acc = n["dtype"], n["cdtype"]
   x, y = a.astype(DT[p]), w.astype(DT[p])
@@ -365,6 +400,7 @@ def evaluate(prog, run):
     elif k in ("sum", "max", "min", "mean"): r = reduce(run, n, a[0])
     elif k in ("argmax", "argmin"): r = arg_reduce(n, a[0])
     elif k == "cumsum": r = cumsum(run, n, a[0])
+    elif k in ("softmax", "log_softmax", "logsumexp", "var", "std"): r = normalize(run, n, a[0])
     elif k == "reshape": r = a[0].reshape(n["ints"])
     elif k == "permute": r = np.transpose(a[0], n["ints"])
     elif k == "expand": r = np.broadcast_to(a[0], n["shape"])

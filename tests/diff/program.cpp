@@ -240,7 +240,10 @@ std::string expr(const Node& n) {
     return v(a[0]) + "." + k + "(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ")";
   if (k == "argmax" || k == "argmin")
     return v(a[0]) + "." + k + "(" + (n.ints.empty() ? std::string("std::nullopt") : std::to_string(n.ints[0])) + ", " + (n.keepdim ? "true" : "false") + ")";
-  if (k == "cumsum") return v(a[0]) + ".cumsum(" + std::to_string(n.ints[0]) + ")";
+  if (k == "cumsum" || k == "softmax" || k == "log_softmax") return v(a[0]) + "." + k + "(" + std::to_string(n.ints[0]) + ")";
+  if (k == "logsumexp") return v(a[0]) + ".logsumexp(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ")";
+  if (k == "var" || k == "std")
+    return v(a[0]) + "." + k + "(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ", " + fmt_double(n.value) + ")";
   if (k == "reshape" || k == "permute" || k == "expand" || k == "flip") return v(a[0]) + "." + k + "(" + ints_str(n.ints) + ")";
   if (k == "pad") return v(a[0]) + ".pad(" + pairs_str(n.pairs) + ", " + fmt_double(n.value) + ")";
   if (k == "shrink") return v(a[0]) + ".shrink(" + pairs_str(n.pairs) + ")";

@@ -89,6 +89,11 @@ Tensor eval(const Node& n, const std::vector<Tensor>& v) {
     return k == "argmax" ? A(0).argmax(axis, n.keepdim) : A(0).argmin(axis, n.keepdim);
   }
   if (k == "cumsum") return A(0).cumsum(static_cast<int>(n.ints[0]));
+  if (k == "softmax") return A(0).softmax(static_cast<int>(n.ints[0]));
+  if (k == "log_softmax") return A(0).log_softmax(static_cast<int>(n.ints[0]));
+  if (k == "logsumexp") return A(0).logsumexp(axes, n.keepdim);
+  if (k == "var") return A(0).var(axes, n.keepdim, n.value);
+  if (k == "std") return A(0).std(axes, n.keepdim, n.value);
   if (k == "reshape") return A(0).reshape(n.ints);
   if (k == "permute") return A(0).permute(axes);
   if (k == "expand") return A(0).expand(n.ints);

@@ -192,9 +192,9 @@ TEST(Generator, CoversReduceChainsAndMultiOutput) {
   EXPECT_GE(multi, 250);
 }
 
-// argmax / argmin (one kernel: the max and the first index that reaches it) and cumsum are generated too,
-// over one axis and (argmax, argmin) the flattened tensor.
-TEST(Generator, CoversArgReducesAndCumsum) {
+// argmax / argmin (one kernel: the max and the first index that reaches it), cumsum, and the API's own
+// softmax, log_softmax, logsumexp, var and std (fused row kernels) are generated too.
+TEST(Generator, CoversArgReducesScansAndNormalizations) {
   std::map<std::string, int> seen;
   int flat = 0;
   for (uint64_t seed = 0; seed < 500; seed++)
@@ -202,11 +202,12 @@ TEST(Generator, CoversArgReducesAndCumsum) {
       seen[n.kind]++;
       flat += (n.kind == "argmax" || n.kind == "argmin") && n.ints.empty();
     }
-  EXPECT_GE(seen["argmax"], 20);
-  EXPECT_GE(seen["argmin"], 20);
-  EXPECT_GE(seen["cumsum"], 20);
-  std::printf("of 500 programs: %d argmax, %d argmin (%d flattened), %d cumsum\n", seen["argmax"], seen["argmin"], flat, seen["cumsum"]);
-  EXPECT_GE(flat, 10);
+  std::printf("of 500 programs:");
+  for (const char* k : {"argmax", "argmin", "cumsum", "softmax", "log_softmax", "logsumexp", "var", "std"}) std::printf(" %d %s", seen[k], k);
+  std::printf(" (%d argmax/argmin flattened)\n", flat);
+  for (const char* k : {"argmax", "argmin", "cumsum"}) EXPECT_GE(seen[k], 12) << k;
+  for (const char* k : {"softmax", "log_softmax", "logsumexp", "var", "std"}) EXPECT_GE(seen[k], 6) << k;
+  EXPECT_GE(flat, 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, Diff, ::testing::Range(g_first, g_first + g_count),
