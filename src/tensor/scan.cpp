@@ -214,22 +214,20 @@ std::pair<Tensor, Tensor> topk_last(const Tensor& x, const Tensor& key, int64_t 
 Tensor Tensor::prod(const std::vector<int>& axes, bool keepdim) const {
   auto [ax, out] = detail::reduce_axes(*this, axes, keepdim, "prod");
   DType acc = detail::sum_acc_dtype(dtype());
+  // float16 multiplies in float32 and comes back to float16, on every path (a 0-d or empty one too)
+  auto in_dtype = [&](const Tensor& r) { return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r; };
   Tensor x = cast(acc);
-  if (ax.empty()) return x.reshape(out);
+  if (ax.empty()) return in_dtype(x.reshape(out));
   std::vector<int> order;
   Shape kept;
   int64_t n = 1;
   for (int i = 0; i < ndim(); i++)
     if (std::find(ax.begin(), ax.end(), i) == ax.end()) { order.push_back(i); kept.push_back(shape()[static_cast<size_t>(i)]); }
   for (int a : ax) { order.push_back(a); n *= shape()[static_cast<size_t>(a)]; }
-  if (n == 0) return Tensor::ones(out, acc, device());  // the empty product
-  if (x.lazydata()->is_unpadded_const()) {  // v^n, no kernel
-    Tensor r = Function::apply<F::ConstProd>({x}, ax).reshape(out);
-    return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r;
-  }
+  if (n == 0) return in_dtype(Tensor::ones(out, acc, device()));  // the empty product
+  if (x.lazydata()->is_unpadded_const()) return in_dtype(Function::apply<F::ConstProd>({x}, ax).reshape(out));  // v^n, no kernel
   kept.push_back(n);
-  Tensor r = prod_last_axis(x.permute(order).reshape(kept)).reshape(out);
-  return dtype().scalar == Scalar::Float16 ? r.cast(dtype()) : r;
+  return in_dtype(prod_last_axis(x.permute(order).reshape(kept)).reshape(out));
 }
 
 Tensor Tensor::any(const std::vector<int>& axes, bool keepdim) const {

@@ -21,6 +21,21 @@ TEST(Reduce, Prod) {
   check_op({{3, 5}}, [](auto& x) { return x[0].prod({0}); }, "x0.prod(0)", {.low = -4, .high = 5, .dtype = int32});
 }
 
+// float16 multiplies in float32 and comes back to float16 on every path: a 0-d input and an empty
+// product (all ones) were float32 (differential test, seed 142146). torch 1.13 has no float16 prod on the
+// CPU: the values are checked by hand.
+TEST(Reduce, ProdOfFloat16StaysFloat16) {
+  Tensor zero_d = Tensor(std::vector<float>{2.5f}, tg::Shape{}).cast(float16);
+  Tensor empty = Tensor::zeros({2, 0}, float16), row = Tensor(std::vector<float>{1.5f, -2.f, 3.f}, {1, 3}).cast(float16);
+  for (const Tensor& t : {zero_d.prod(), empty.prod(), empty.prod({1}), empty.prod({1}, true), row.prod({1}), Tensor::full({2, 3}, 1.5, float16).prod({1})})
+    EXPECT_EQ(t.dtype(), float16) << t.shape();
+  EXPECT_EQ(zero_d.prod().item<float>(), 2.5f);
+  EXPECT_EQ(empty.prod({1}, true).shape(), (tg::Shape{2, 1}));
+  EXPECT_EQ(empty.prod({1}).cast(tg::dtypes::float32).tolist<float>(), (std::vector<float>{1.f, 1.f}));
+  EXPECT_EQ(row.prod({1}).item<float>(), -9.f);
+  EXPECT_EQ(Tensor::full({2, 3}, 1.5, float16).prod({1}).cast(tg::dtypes::float32).tolist<float>(), (std::vector<float>{3.375f, 3.375f}));
+}
+
 TEST(Reduce, ProdGradientWithZeros) {
   // one zero: its gradient is the product of the others; two zeros: every gradient is 0
   Tensor x = Tensor(std::vector<float>{1.5f, 0.f, -2.f, 3.f, 0.f, 0.f, 2.f, -1.f}, {2, 4});
