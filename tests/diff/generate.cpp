@@ -306,7 +306,7 @@ bool Gen::scalar(int a) {
 bool Gen::reduce(int a) {
   if (r_.chance(0.5)) return r_.chance(0.5) ? arg_or_scan(a) : normalize(a);
   const Node& A = node(a);
-  std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean"});
+  std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean", "prod", "any", "all"});
   int nd = static_cast<int>(A.shape.size());
   bool keepdim = r_.chance(0.4);
   std::vector<bool> red(static_cast<size_t>(nd), false);
@@ -331,14 +331,15 @@ bool Gen::reduce(int a) {
 
 bool Gen::arg_or_scan(int a) {
   const Node& A = node(a);
-  std::string op = r_.pick(std::vector<std::string>{"argmax", "argmin", "cumsum"});
+  std::string op = r_.pick(std::vector<std::string>{"argmax", "argmin", "cumsum", "cummax"});
   int nd = static_cast<int>(A.shape.size());
   Node n = mk(op, {a}, A.dtype, A.dtype, {});
-  bool all = op != "cumsum" && r_.chance(0.3);  // argmax of the flattened tensor
+  bool scan = op == "cumsum" || op == "cummax", all = !scan && r_.chance(0.3);  // argmax of the flattened tensor
   int64_t axis = nd == 0 ? r_.pick(std::vector<int64_t>{0, -1}) : r_.range(0, nd - 1);
   int64_t len = nd == 0 ? 1 : A.shape[static_cast<size_t>(axis)];
   if (!all) n.ints = {nd > 0 && r_.chance(0.3) ? axis - nd : axis};
-  n.keepdim = op != "cumsum" && r_.chance(0.4);
+  n.keepdim = !scan && r_.chance(0.4);
+  if (op == "cummax") return n.shape = A.shape, push(std::move(n)), true;
   if (op == "cumsum") {
     n.shape = A.shape;
     n.cdtype = sum_acc(A.dtype);
@@ -404,6 +405,8 @@ int Gen::reduce_over(const std::string& op, int a, std::vector<int64_t> ints, co
   }
   if (op == "sum") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }
   if (op == "mean") { n.cdtype = sum_acc(A.dtype); n.dtype = is_float(A.dtype) ? A.dtype : DT::F32; }
+  if (op == "prod") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }
+  if (op == "any" || op == "all") n.dtype = DT::Bool;
   return push(std::move(n));
 }
 
@@ -449,6 +452,21 @@ bool Gen::movement(int a) {
     if (r_.chance(0.3)) { int64_t e = r_.range(2, 3); s.insert(s.begin(), e); n.ints.insert(n.ints.begin(), e); changed = true; }
     if (!changed || numel(s) > kCap) return false;
     n.kind = "expand";
+    n.shape = s;
+  } else if (k == 3 && nd > 0 && numel(s) > 0 && r_.chance(0.35)) {  // torch's F.pad with a mode
+    n.kind = "pad2d";
+    n.sub = r_.pick(std::vector<std::string>{"reflect", "replicate", "circular"});
+    bool any = false;
+    for (int64_t j = 0, np = r_.range(1, nd); j < np; j++) {  // (left, right) of the last dim first
+      int64_t& d = s[static_cast<size_t>(nd - 1 - j)];
+      int64_t most = n.sub == "reflect" ? d - 1 : n.sub == "circular" ? d : 2;  // a mirror needs d > pad
+      int64_t b = std::min(most, r_.pick(std::vector<int64_t>{0, 0, 1, 2})), e = std::min(most, r_.pick(std::vector<int64_t>{0, 1, 2}));
+      n.ints.push_back(b);
+      n.ints.push_back(e);
+      d += b + e;
+      any |= b + e > 0;
+    }
+    if (!any || numel(s) > kCap) return false;
     n.shape = s;
   } else if (k == 3) {
     if (nd == 0) return false;

@@ -273,10 +273,31 @@ def noisy_sum(run, x, ax, keepdim, acc):
   return run.absn(r, acc, amp, inexact(r, ref) | ~exact_in_any_order(x, ax, keepdim, acc))
 
 
+def prod(run, n, x):
+  """tinygrad.cpp's product (src/tensor/scan.cpp): the reduced axes last and flattened, then a tree of
+  pairwise multiplies, entry i times entry i + ceil(m/2) (an odd length padded with a 1), each product
+  rounded in the accumulator (ints wrap), with its own allowance."""
+  acc, d = n["cdtype"], n["dtype"]
+  ax, kd = axes_of(n, x.ndim), n["keepdim"]
+  out_shape = [x.shape[i] if i not in ax else 1 for i in range(x.ndim) if i not in ax or kd]
+  keep = [i for i in range(x.ndim) if i not in ax]
+  cnt = int(np.prod([x.shape[a] for a in ax], dtype=np.int64)) if ax else 1
+  if cnt == 0: return np.ones(out_shape, DT[d])
+  v = np.transpose(x.astype(DT[acc]), keep + list(ax)).reshape([x.shape[i] for i in keep] + [cnt])
+  while v.shape[-1] > 1:
+    h = (v.shape[-1] + 1) // 2
+    if 2 * h > v.shape[-1]: v = np.concatenate([v, np.ones(v.shape[:-1] + (1,), DT[acc])], axis=-1)
+    v = arith(run, "mul", v[..., :h], v[..., h:], acc)
+  return v.reshape(out_shape).astype(DT[d])
+
+
 def reduce(run, n, x):
   op, d, cd = n["kind"], n["dtype"], n["cdtype"]
   ax = axes_of(n, x.ndim)
   kd = n["keepdim"]
+  if op == "prod": return prod(run, n, x)
+  if op in ("any", "all"):
+    return np.asarray((np.any if op == "any" else np.all)(x.astype(bool), axis=ax, keepdims=kd))
   if op in ("max", "min"):
     return np.asarray((np.max if op == "max" else np.min)(x, axis=ax, keepdims=kd))
   s = noisy_sum(run, x.astype(DT[cd]), ax, kd, cd)
@@ -397,9 +418,15 @@ def evaluate(prog, run):
       x, y = (s, a[0]) if n["reverse"] else (a[0], s)
       r = binary(run, n["sub"], x, y, cd, d)
     elif k == "dot": r = dot(run, n, a[0], a[1])
-    elif k in ("sum", "max", "min", "mean"): r = reduce(run, n, a[0])
+    elif k in ("sum", "max", "min", "mean", "prod", "any", "all"): r = reduce(run, n, a[0])
     elif k in ("argmax", "argmin"): r = arg_reduce(n, a[0])
     elif k == "cumsum": r = cumsum(run, n, a[0])
+    elif k == "cummax":  # NaN carries forward, as torch
+      r = a[0] if a[0].ndim == 0 else np.maximum.accumulate(a[0], axis=n["ints"][0] % a[0].ndim)
+    elif k == "pad2d":  # torch's F.pad order: (left, right) of the last dim, then the one before...
+      p, nd = n["ints"], a[0].ndim
+      pairs = [(0, 0)] * (nd - len(p) // 2) + [(p[2 * j], p[2 * j + 1]) for j in reversed(range(len(p) // 2))]
+      r = np.pad(a[0], pairs, mode={"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[n["sub"]])
     elif k in ("softmax", "log_softmax", "logsumexp", "var", "std"): r = normalize(run, n, a[0])
     elif k == "reshape": r = a[0].reshape(n["ints"])
     elif k == "permute": r = np.transpose(a[0], n["ints"])

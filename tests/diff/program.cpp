@@ -236,11 +236,12 @@ std::string expr(const Node& n) {
     std::string s = n.scalar_int ? std::to_string(static_cast<int64_t>(n.value)) : fmt_double(n.value);
     return n.reverse ? s + " " + cpp_op(n.sub) + " " + v(a[0]) : v(a[0]) + " " + cpp_op(n.sub) + " " + s;
   }
-  if (k == "sum" || k == "max" || k == "min" || k == "mean")
+  if (k == "pad2d") return v(a[0]) + ".pad2d(" + ints_str(n.ints) + ", PadMode::" + n.sub + ")";
+  if (k == "sum" || k == "max" || k == "min" || k == "mean" || k == "prod" || k == "any" || k == "all")
     return v(a[0]) + "." + k + "(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ")";
   if (k == "argmax" || k == "argmin")
     return v(a[0]) + "." + k + "(" + (n.ints.empty() ? std::string("std::nullopt") : std::to_string(n.ints[0])) + ", " + (n.keepdim ? "true" : "false") + ")";
-  if (k == "cumsum" || k == "softmax" || k == "log_softmax") return v(a[0]) + "." + k + "(" + std::to_string(n.ints[0]) + ")";
+  if (k == "cumsum" || k == "cummax" || k == "softmax" || k == "log_softmax") return v(a[0]) + "." + k + "(" + std::to_string(n.ints[0]) + ")";
   if (k == "logsumexp") return v(a[0]) + ".logsumexp(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ")";
   if (k == "var" || k == "std")
     return v(a[0]) + "." + k + "(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ", " + fmt_double(n.value) + ")";

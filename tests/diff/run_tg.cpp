@@ -83,6 +83,14 @@ Tensor eval(const Node& n, const std::vector<Tensor>& v) {
   if (k == "max") return A(0).max(axes, n.keepdim);
   if (k == "min") return A(0).min(axes, n.keepdim);
   if (k == "mean") return A(0).mean(axes, n.keepdim);
+  if (k == "prod") return A(0).prod(axes, n.keepdim);
+  if (k == "any") return A(0).any(axes, n.keepdim);
+  if (k == "all") return A(0).all(axes, n.keepdim);
+  if (k == "cummax") return A(0).cummax(static_cast<int>(n.ints[0]));
+  if (k == "pad2d") {
+    tg::PadMode m = n.sub == "reflect" ? tg::PadMode::reflect : n.sub == "replicate" ? tg::PadMode::replicate : tg::PadMode::circular;
+    return A(0).pad2d(n.ints, m);
+  }
   if (k == "argmax" || k == "argmin") {
     std::optional<int> axis;
     if (!n.ints.empty()) axis = static_cast<int>(n.ints[0]);

@@ -77,6 +77,17 @@ TEST(NumpyRef, HandComputed) {
   p.outputs.push_back(op("mul", {c, c}, DT::I8, DT::I8, {2}));  // wraps: 10000 % 256, 16384 % 256
   int m = input(DT::F32, {20}, std::vector<double>(20, static_cast<double>(1e30f)));
   p.outputs.push_back(op("mean", {m}, DT::F32, DT::F32, {}));  // exactly 1e30f (NumPy's float32 sum: 2 ulps off)
+  int q = input(DT::I8, {3}, {100, 3, -2});
+  p.outputs.push_back(op("prod", {q}, DT::I32, DT::I32, {}));  // in int32: -600, not wrapped to int8
+  int r3 = input(DT::F32, {3}, {1, 2, 3});
+  int padded = op("pad2d", {r3}, DT::F32, DT::F32, {6});
+  p.nodes[static_cast<size_t>(padded)].ints = {2, 1};
+  p.nodes[static_cast<size_t>(padded)].sub = "reflect";
+  p.outputs.push_back(padded);
+  int cm = input(DT::F32, {3}, {1, NAN, 0});
+  int cmax = op("cummax", {cm}, DT::F32, DT::F32, {3});
+  p.nodes[static_cast<size_t>(cmax)].ints = {0};
+  p.outputs.push_back(cmax);  // NaN carries forward
   nlohmann::json r = checker().ref.call({{"program", tgdiff::to_json(p)}, {"runs", 0}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   const nlohmann::json& o = r["outputs"];
@@ -88,6 +99,9 @@ TEST(NumpyRef, HandComputed) {
   EXPECT_EQ(o[4]["exact"], nlohmann::json({1.5}));
   EXPECT_EQ(o[5]["exact"], nlohmann::json({16, 0}));
   EXPECT_EQ(o[6]["exact"], nlohmann::json({static_cast<double>(1e30f)}));
+  EXPECT_EQ(o[7]["exact"], nlohmann::json({-600}));
+  EXPECT_EQ(o[8]["exact"], nlohmann::json({3.0, 2.0, 1.0, 2.0, 3.0, 2.0}));
+  EXPECT_EQ(o[9]["exact"], nlohmann::json({1.0, nullptr, nullptr}));
 }
 
 // An element that is NaN in some of NumPy's runs and finite in others is ill-conditioned: any value passes
@@ -192,8 +206,9 @@ TEST(Generator, CoversReduceChainsAndMultiOutput) {
   EXPECT_GE(multi, 250);
 }
 
-// argmax / argmin (one kernel: the max and the first index that reaches it), cumsum, and the API's own
-// softmax, log_softmax, logsumexp, var and std (fused row kernels) are generated too.
+// argmax / argmin (one kernel: the max and the first index that reaches it), cumsum, cummax, prod, any,
+// all, pad2d with a mode, and the API's own softmax, log_softmax, logsumexp, var and std (fused row
+// kernels) are generated too.
 TEST(Generator, CoversArgReducesScansAndNormalizations) {
   std::map<std::string, int> seen;
   int flat = 0;
@@ -203,9 +218,10 @@ TEST(Generator, CoversArgReducesScansAndNormalizations) {
       flat += (n.kind == "argmax" || n.kind == "argmin") && n.ints.empty();
     }
   std::printf("of 500 programs:");
-  for (const char* k : {"argmax", "argmin", "cumsum", "softmax", "log_softmax", "logsumexp", "var", "std"}) std::printf(" %d %s", seen[k], k);
+  for (const char* k : {"argmax", "argmin", "cumsum", "cummax", "softmax", "log_softmax", "logsumexp", "var", "std", "prod", "any", "all", "pad2d"})
+    std::printf(" %d %s", seen[k], k);
   std::printf(" (%d argmax/argmin flattened)\n", flat);
-  for (const char* k : {"argmax", "argmin", "cumsum"}) EXPECT_GE(seen[k], 12) << k;
+  for (const char* k : {"argmax", "argmin", "cumsum", "cummax", "prod", "any", "all", "pad2d"}) EXPECT_GE(seen[k], 10) << k;
   for (const char* k : {"softmax", "log_softmax", "logsumexp", "var", "std"}) EXPECT_GE(seen[k], 6) << k;
   EXPECT_GE(flat, 6);
 }
