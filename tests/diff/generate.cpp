@@ -41,6 +41,15 @@ SliceRange slice_indices(const SliceArg& s, int64_t n) {
   return {start, step, len};
 }
 
+// A reduction's result shape: the dims marked in `red` dropped, or kept as 1.
+Shape reduced_shape(const Shape& s, const std::vector<bool>& red, bool keepdim) {
+  Shape r;
+  for (size_t i = 0; i < s.size(); i++)
+    if (!red[i]) r.push_back(s[i]);
+    else if (keepdim) r.push_back(1);
+  return r;
+}
+
 }  // namespace
 
 Program Gen::run() {
@@ -348,9 +357,9 @@ bool Gen::arg_or_scan(int a) {
   }
   if ((all ? numel(A.shape) : len) == 0) return false;  // argmax of nothing is an error (as torch)
   n.dtype = DT::I32;
-  for (int i = 0; i < nd; i++)
-    if (!all && i != axis) n.shape.push_back(A.shape[static_cast<size_t>(i)]);
-    else if (n.keepdim) n.shape.push_back(1);
+  std::vector<bool> red(static_cast<size_t>(nd), all);
+  if (nd > 0) red[static_cast<size_t>(axis)] = true;
+  n.shape = reduced_shape(A.shape, red, n.keepdim);
   push(std::move(n));
   return true;
 }
@@ -374,10 +383,7 @@ bool Gen::normalize(int a) {
     n.ints = axes_arg(red);
   }
   n.keepdim = r_.chance(0.4);
-  for (size_t i = 0; i < A.shape.size(); i++) {
-    if (!red[i]) n.shape.push_back(A.shape[i]);
-    else if (n.keepdim) n.shape.push_back(1);
-  }
+  n.shape = reduced_shape(A.shape, red, n.keepdim);
   if (op == "var" || op == "std") {
     n.cdtype = sum_acc(A.dtype);  // the mean's sum
     n.value = r_.pick(std::vector<double>{1, 1, 0});  // the correction
@@ -399,10 +405,7 @@ int Gen::reduce_over(const std::string& op, int a, std::vector<int64_t> ints, co
   Node n = mk(op, {a}, A.dtype, A.dtype, {});
   n.ints = std::move(ints);
   n.keepdim = keepdim;
-  for (size_t i = 0; i < A.shape.size(); i++) {
-    if (!red[i]) n.shape.push_back(A.shape[i]);
-    else if (keepdim) n.shape.push_back(1);
-  }
+  n.shape = reduced_shape(A.shape, red, keepdim);
   if (op == "sum") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }
   if (op == "mean") { n.cdtype = sum_acc(A.dtype); n.dtype = is_float(A.dtype) ? A.dtype : DT::F32; }
   if (op == "prod") { n.cdtype = sum_acc(A.dtype); n.dtype = A.dtype == DT::F16 ? DT::F16 : n.cdtype; }

@@ -206,6 +206,15 @@ def axes_of(n, ndim):
   return tuple(sorted(i + ndim if i < 0 else i for i in ints))
 
 
+def one_axis(n, ndim):
+  """The node's single axis (its first int), non-negative."""
+  return n["ints"][0] % ndim
+
+
+def reduced_shape(x, ax, keepdim):
+  return [x.shape[i] if i not in ax else 1 for i in range(x.ndim) if i not in ax or keepdim]
+
+
 def per_output(x, ax, keepdim, f):
   """f(list of the float64 terms) for each output element of a reduction over the axes ax."""
   keep = [i for i in range(x.ndim) if i not in ax]
@@ -279,7 +288,7 @@ def prod(run, n, x):
   rounded in the accumulator (ints wrap), with its own allowance."""
   acc, d = n["cdtype"], n["dtype"]
   ax, kd = axes_of(n, x.ndim), n["keepdim"]
-  out_shape = [x.shape[i] if i not in ax else 1 for i in range(x.ndim) if i not in ax or kd]
+  out_shape = reduced_shape(x, ax, kd)
   keep = [i for i in range(x.ndim) if i not in ax]
   cnt = int(np.prod([x.shape[a] for a in ax], dtype=np.int64)) if ax else 1
   if cnt == 0: return np.ones(out_shape, DT[d])
@@ -323,15 +332,14 @@ def arg_reduce(n, x):
   ints, kd = n.get("ints", []), n["keepdim"]
   if x.ndim == 0: return np.asarray(0, np.int32)
   if not ints: return np.asarray(f(x.reshape(-1)), np.int32).reshape((1,) * x.ndim if kd else ())
-  ax = ints[0] + x.ndim if ints[0] < 0 else ints[0]
-  return np.asarray(f(x, axis=ax, keepdims=kd), np.int32)
+  return np.asarray(f(x, axis=one_axis(n, x.ndim), keepdims=kd), np.int32)
 
 
 def cumsum(run, n, x):
   """Each prefix along the axis is a sum of its own: the envelope of a sum in any order."""
   acc, d = n["cdtype"], n["dtype"]
   if x.ndim == 0: return noisy_sum(run, x.astype(DT[acc]).reshape(1), (0,), False, acc).reshape(()).astype(DT[d])
-  ax = n["ints"][0] + x.ndim if n["ints"][0] < 0 else n["ints"][0]
+  ax = one_axis(n, x.ndim)
   xs = x.astype(DT[acc])
   parts = [noisy_sum(run, np.take(xs, range(i + 1), axis=ax), (ax,), True, acc) for i in range(x.shape[ax])]
   if not parts: return np.zeros(x.shape, DT[d])
@@ -351,13 +359,13 @@ def normalize(run, n, x):
     return noisy_sum(run, v.astype(DT[acc]), ax, kd, acc).astype(DT[fd])
   if k in ("softmax", "log_softmax"):
     if xf.size == 0: return xf
-    ax = () if x.ndim == 0 else ((n["ints"][0] + x.ndim) % x.ndim,)
+    ax = () if x.ndim == 0 else (one_axis(n, x.ndim),)
     d = arith(run, "sub", xf, np.max(xf, axis=ax, keepdims=True), fd)
     e = math_op(run, "exp", d, fd)
     if k == "softmax": return true_div(run, e, rsum(e, ax, True), fd)
     return arith(run, "sub", d, math_op(run, "log", rsum(e, ax, True), fd), fd)
   ax, kd = axes_of(n, x.ndim), n["keepdim"]
-  out_shape = [x.shape[i] if i not in ax else 1 for i in range(x.ndim) if i not in ax or kd]
+  out_shape = reduced_shape(x, ax, kd)
   if k == "logsumexp":
     if any(x.shape[a] == 0 for a in ax): return np.full(out_shape, -np.inf, DT[fd])
     m = np.max(xf, axis=ax, keepdims=True)
@@ -422,7 +430,7 @@ def evaluate(prog, run):
     elif k in ("argmax", "argmin"): r = arg_reduce(n, a[0])
     elif k == "cumsum": r = cumsum(run, n, a[0])
     elif k == "cummax":  # NaN carries forward, as torch
-      r = a[0] if a[0].ndim == 0 else np.maximum.accumulate(a[0], axis=n["ints"][0] % a[0].ndim)
+      r = a[0] if a[0].ndim == 0 else np.maximum.accumulate(a[0], axis=one_axis(n, a[0].ndim))
     elif k == "pad2d":  # torch's F.pad order: (left, right) of the last dim, then the one before...
       p, nd = n["ints"], a[0].ndim
       pairs = [(0, 0)] * (nd - len(p) // 2) + [(p[2 * j], p[2 * j + 1]) for j in reversed(range(len(p) // 2))]
