@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <regex>
@@ -115,9 +116,17 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   // The partial sums go out once per block, inside the block's loop: a channel's columns (the lanes of
   // the column copies) still go out together, as 4 lanes and 1, there.
   std::map<int, int> stores;  // lanes -> how many
-  for (const UOpPtr& u : k.linearize())
+  std::vector<UOpPtr> uops = k.linearize();
+  for (const UOpPtr& u : uops)
     if (u->op == Ops::STORE) stores[u->src[1]->dtype.count]++;
   EXPECT_EQ(stores, (std::map<int, int>{{1, 32}, {4, 32}})) << opts;
+  // The block's loop runs outside the thread's slice of outputs (SPECIAL): every tile a thread owns reads
+  // one block of dy before the next block (inside it, a slice of one tile read all of dy from memory).
+  auto first = [&](auto&& is) { return std::find_if(uops.begin(), uops.end(), is) - uops.begin(); };
+  auto block = first([](const UOpPtr& u) { return u->op == Ops::RANGE && std::get<RangeArg>(u->arg).kind == RangeKind::Block; });
+  auto special = first([](const UOpPtr& u) { return u->op == Ops::SPECIAL; });
+  ASSERT_LT(special, static_cast<std::ptrdiff_t>(uops.size()));
+  EXPECT_LT(block, special);
   expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
 }
 

@@ -273,12 +273,13 @@ TEST(KernelOpts, BlockedMatmul) {
     auto t = k.axis_types();
     ASSERT_GE(t.size(), 4u);
     EXPECT_EQ(std::vector<A>(t.begin(), t.begin() + 4), (std::vector<A>{A::GLOBAL, A::GLOBAL, A::BLOCK, A::REDUCE})) << opts;
-    // the loops: the threaded columns, the block (dim 2), the rows, the reduce (ridx<dim>_<reduce>: a reduce's range)
+    // the loops: the block (dim 2), the threaded columns (each thread's slice, for one block at a time),
+    // the rows, the reduce (ridx<dim>_<reduce>: a reduce's range)
     std::string src = compile_kernel(k, "CPU")->kernel.src;
     std::vector<std::string> loops = loop_vars(src);
     ASSERT_EQ(loops.size(), 4u) << src;
-    EXPECT_EQ(loops[0], "gidx0");
-    EXPECT_EQ(loops[1], "ridx2");
+    EXPECT_EQ(loops[0], "ridx2");
+    EXPECT_EQ(loops[1], "gidx0");
     EXPECT_EQ(loops[3], "ridx3_0");
     expect_close(run(si, k.applied_opts()), run(si, {}), "blocked matmul " + opts);
   }
@@ -311,7 +312,7 @@ TEST(KernelOpts, ShortReduceAgainstLargeB) {
 // Few rows through a large matrix (a small batch through a Linear). A tile of 8 rows x 2 vectors walks B
 // down its columns 128 bytes a row, which DRAM serves at a fraction of its bandwidth (16 x 4096 x 4096
 // ran at 30 GFLOP/s). With at least two tiles of rows, the reduce runs in blocks whose rows of B, all of
-// their columns, stay in the L2 cache, the row tiles outermost (the threads' loop) with no SWAP. A matrix-
+// their columns, stay in the L2 cache, the row tiles the outermost output loop (the threads') with no SWAP. A matrix-
 // vector product spends the whole tile on vectors along the row: 8 of them, 512 contiguous bytes a row.
 TEST(KernelOpts, FewRowsReadWholeRowsOfB) {
   auto ren = avx512_renderer();
@@ -326,8 +327,8 @@ TEST(KernelOpts, FewRowsReadWholeRowsOfB) {
     EXPECT_THAT(opts, testing::Not(HasSubstr("SWAP")));
     std::vector<std::string> loops = loop_vars(compile_kernel(k, "CPU")->kernel.src);
     ASSERT_EQ(loops.size(), 4u) << opts;
-    EXPECT_EQ(loops[0], "gidx0");  // the row tiles, split over threads
-    EXPECT_EQ(loops[1].substr(0, 4), "ridx");  // then the block
+    EXPECT_EQ(loops[0].substr(0, 4), "ridx");  // the block
+    EXPECT_EQ(loops[1], "gidx0");  // then the row tiles, split over threads
     expect_close(run(si, k.applied_opts()), run(si, {}), "few rows " + opts);
   }
   for (int64_t m : {1, 2}) {

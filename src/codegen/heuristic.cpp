@@ -81,8 +81,8 @@ void Kernel::cache_block(int row, int col, int red) {
   // Few rows (a batch of 16 through a large Linear) read B once per tile of rows, down its columns 128
   // bytes a row: DRAM serves such a walk at a fraction of its bandwidth (16 x 4096 x 4096: 30 GFLOP/s).
   // In blocks, the panels of a block go by in turn, and the block's rows of B stream whole from memory
-  // once and stay in the L2 cache for the other row tiles. The row tiles stay the outer loop, which the
-  // threads split: blocking needs two of them at least.
+  // once and stay in the L2 cache for the other row tiles. The row tiles stay the outermost output loop,
+  // which the threads split: blocking needs two of them at least.
   int64_t itemsize = view_dtype(output_view()).itemsize();
   bool few_rows = rows < kFewRows && !wide_rows_of_b(rows, full[col] * tile_cols, itemsize, unrolled);
   if (full[row] < 2 || (few_rows && row_axis != 0)) return;  // (one tile of rows reuses nothing)

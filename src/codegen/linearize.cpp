@@ -2,9 +2,9 @@
 // renderer prints.
 //
 // Every UOp has a scope: the loops it must run inside. A RANGE's scope is itself, a SPECIAL's too (the
-// CPU runs it as the outermost loop), a DEFINE_ACC's the ranges of its reduce (the accumulating ops
-// belong in that loop), and an ASSIGN gives its users its scope minus its own ranges (the result is
-// read after the loop). Emission is a walk in topological order: a node is emitted as soon as every
+// CPU runs it as a loop, outermost but for a BLOCK dim's), a DEFINE_ACC's the ranges of its reduce (the
+// accumulating ops belong in that loop), and an ASSIGN gives its users its scope minus its own ranges
+// (the result is read after the loop). Emission is a walk in topological order: a node is emitted as soon as every
 // loop of its scope is open; an ASSIGN whose result, and the STOREs that must run in its loop, fit the
 // open loops opens its loop: first what the loop body needs but does not vary in it, then the
 // accumulators, the RANGEs (in dim order), the body, and ENDRANGEs. Accumulators with the same ranges
@@ -160,7 +160,9 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
     else if (u->op == Ops::SPECIAL || u->op == Ops::RANGE) outer.push_back(u);
   }
   std::stable_sort(outer.begin(), outer.end(), [](const UOpPtr& a, const UOpPtr& b) {
-    if ((a->op == Ops::SPECIAL) != (b->op == Ops::SPECIAL)) return a->op == Ops::SPECIAL;
+    // Block ranges, then the launched dims (the CPU's loop over its thread's slice), then the other loops
+    auto rank = [](const UOpPtr& u) { return u->op == Ops::SPECIAL ? 1 : std::get<RangeArg>(u->arg).kind == RangeKind::Block ? 0 : 2; };
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
     return a->op == Ops::RANGE && loop_order(a) < loop_order(b);
   });
   std::stable_sort(row.begin(), row.end(), [](const UOpPtr& a, const UOpPtr& b) { return loop_order(a) < loop_order(b); });

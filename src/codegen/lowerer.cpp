@@ -2,8 +2,8 @@
 // AST, bottom-up).
 //
 // Every dim has an index UOp. GLOBAL and LOCAL dims index with SPECIAL (launched) or an outer RANGE
-// loop; a BLOCK dim is an outer RANGE too, ordered outside the GLOBAL loops (the STORE then adds what
-// the earlier blocks left in the output, read as 0 in the first block). UPCAST dims index with an
+// loop; a BLOCK dim is a Block RANGE, outside the GLOBAL loops and the launched dims (the STORE then adds
+// what the earlier blocks left in the output, read as 0 in the first block). UPCAST dims index with an
 // UNROLL, which the expander (or, for the vector dim, vectorize) resolves later. A reduce dim's index
 // is an unbound RANGE until the REDUCE_AXIS above it binds it: the REDUCE_AXIS substitutes RANGEs (and
 // UNROLLs for its unrolled dims) of its level into its lowered source. A reduce's level is one more than
@@ -288,7 +288,7 @@ UOpPtr Kernel::lower() const {
         ctx.idx[d] = nspecial < ren_->global_max_dims() ? UOp::make(Ops::SPECIAL, ctx.idt, {}, SpecialArg{SpecialKind::GlobalIdx, nspecial++, s})
                                                         : range(d, RangeKind::Loop, loop_order[d]);
         break;
-      case AxisType::BLOCK: ctx.idx[d] = range(d, RangeKind::Loop, loop_order[d]); break;
+      case AxisType::BLOCK: ctx.idx[d] = range(d, RangeKind::Block, loop_order[d]); break;
       case AxisType::LOCAL: ctx.idx[d] = UOp::make(Ops::SPECIAL, ctx.idt, {}, SpecialArg{SpecialKind::LocalIdx, nlocal++, s}); break;
       // an UNROLL dim is a reduce's until the REDUCE_AXIS binds it; unbound, it is the STORE's register tile
       case AxisType::UPCAST: case AxisType::UNROLL: ctx.idx[d] = UOp::make(Ops::UNROLL, ctx.idt, {}, UnrollArg{d, s, d == vdim, {}}); break;

@@ -82,7 +82,7 @@ uint64_t RangeArg::hash() const {
 }
 std::string RangeArg::name() const { return "ridx" + std::to_string(dim) + (reduce ? "_" + std::to_string(*reduce) : ""); }
 std::string RangeArg::str() const {
-  return std::string(kind == RangeKind::Loop ? "loop" : kind == RangeKind::Row ? "row" : "reduce") + " dim=" + std::to_string(dim) + " order=" + std::to_string(order) +
+  return std::string(kind == RangeKind::Loop ? "loop" : kind == RangeKind::Block ? "block" : kind == RangeKind::Row ? "row" : "reduce") + " dim=" + std::to_string(dim) + " order=" + std::to_string(order) +
          (reduce ? " of reduce level " + std::to_string(*reduce) : kind == RangeKind::Reduce ? " unbound" : "");
 }
 uint64_t UnrollArg::hash() const { return hash_opt(hash_combine(hash_combine(static_cast<uint64_t>(dim), static_cast<uint64_t>(size)), vector), reduce); }
