@@ -131,8 +131,9 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
 }
 
 // The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
-// the vectors are one register wide and the accumulators fill a quarter to a half of the registers (the
-// rest hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed).
+// the vectors are one register wide and the accumulators fill at most half of the registers (the rest
+// hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed), and
+// at least 8 of them.
 // beautiful_mnist's conv shapes (weights packed by channel), weight gradients and matmuls.
 TEST(KernelOpts, TilesFitTheTargetsRegisters) {
   std::mt19937 rng(14);
@@ -145,6 +146,8 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
       {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
       {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
       {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(packed({64, 64, 3, 3}))},
+      // 10 = 2 x 5: on AVX2 one vector by 5 columns would keep 5 accumulators, too few chains
+      {"3x3 conv, 10-wide rows", rand_tensor(rng, {4, 64, 12, 12}, dtypes::float32).conv2d(packed({32, 64, 3, 3}))},
       {"weight gradient", rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32).conv2d(packed({32, 64, 20, 20}))},
       // 3 kernel columns are too few rows for the accumulators: the input channels are rows too
       {"3x3 weight gradient", rand_tensor(rng, {16, 32, 8, 8}, dtypes::float32).conv2d(packed({64, 32, 6, 6}))},
@@ -160,8 +163,10 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
       int64_t acc_bytes = 4;
       for (int d : k.dims_of(AxisType::UPCAST)) acc_bytes *= k.full_shape()[static_cast<size_t>(d)];
       int64_t acc_registers = (acc_bytes + unit.bytes - 1) / unit.bytes;
+      // at most half the registers, and at least 8 (a multiply-add's latency times its 2 units: fewer
+      // independent accumulators leave them waiting)
       EXPECT_LE(acc_registers, unit.registers / 2) << what;
-      EXPECT_GE(acc_registers, unit.registers / 4) << what;
+      EXPECT_GE(acc_registers, std::min(8, unit.registers / 2)) << what;
       ASSERT_GE(k.vector_dim(), 0) << what;
       EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())] * 4, unit.bytes) << what;
       // 24-wide rows are one vector and a remainder on AVX2: the lanes are the channels, 2 vectors of them

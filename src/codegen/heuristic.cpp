@@ -19,6 +19,7 @@
 // accumulators in half its registers: AVX-512's 32 registers of 64 bytes, AVX2's 16 of 32, NEON's 32 of 16.
 // Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
 #include <algorithm>
+#include <tuple>
 
 #include "codegen/kernel.h"
 #include "tg/error.h"
@@ -37,6 +38,9 @@ int64_t pow2_divisor(int64_t n, int64_t cap) {
 // The most vector accumulators a tile keeps: half the registers (the rest hold the loaded vectors and
 // broadcasts: LLVM spills a 12-accumulator tile on AVX2's 16, unrolled over a conv's window), at most 16.
 int64_t accumulators_for(VectorUnit unit) { return std::clamp(unit.registers / 2, 2, 16); }
+// A multiply-add's latency (4 cycles) times the units that issue them (2): a tile with fewer independent
+// accumulators leaves them waiting (a 10-wide conv row on AVX2 as 1 vector x 5 rows ran at 2/3 the speed).
+constexpr int64_t kMinChains = 8;
 // the largest divisor of n that is <= cap
 int64_t divisor(int64_t n, int64_t cap) {
   for (int64_t a = std::min(n, cap); a >= 2; a--)
@@ -170,27 +174,48 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       Kernel k = *this;
       k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), lanes});
       // the innermost reduce unrolled (wholly when short: a kernel row), then 2 vectors (or 1) of
-      // channels by as many rows as the accumulators and the kernel's 1024 expanded values allow: the
-      // most accumulators, 2 vectors on a tie (fewer broadcasts)
+      // channels by rows, as many as the accumulators and the kernel's 1024 expanded values allow
       int red = reduces.back();
       int64_t u = pow2_divisor(full[red], 4);
       if (u == 1 && full[red] <= 8) u = full[red];
-      auto rows_for = [&](int64_t vectors) { return divisor(full[row], std::min(max_accumulators / vectors, kMaxValues / (lanes * vectors * u))); };
-      int64_t vectors = k.full_shape()[lane_dim] % 2 == 0 && 2 * rows_for(2) >= rows_for(1) ? 2 : 1;
-      if (vectors == 2) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
-      int64_t rows = rows_for(vectors);
-      if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
-      // a short row dim (a weight gradient's 3 kernel columns) leaves accumulators free: rows along a
-      // second dim the vector load broadcasts (its input channels), the one that fills the most
-      int64_t room = std::min(max_accumulators / (vectors * rows), kMaxValues / (lanes * vectors * u * rows));
-      int row2 = -1;
-      int64_t rows2 = 1;
+      // the dims a second set of rows may go along: broadcast by the vector load, unmasked in the others
+      std::vector<int> second;
       for (int d : globals) {
         if (d == lane_dim || d == row || stride(i, d) != std::optional<int64_t>{0}) continue;
         bool unmasked = true;
         loads([&](size_t j) { unmasked &= stride(j, d).has_value(); });
-        if (int64_t r = divisor(full[d], room); unmasked && r > rows2) row2 = d, rows2 = r;
+        if (unmasked) second.push_back(d);
       }
+      struct Tile {
+        int64_t vectors = 1, rows = 1, rows2 = 1;
+        int row2 = -1;
+        int64_t size() const { return vectors * rows * rows2; }  // accumulators
+      };
+      // Each candidate: v vectors by r rows, and the accumulators left filled along the second dim that
+      // takes the most (a short row dim, a weight gradient's 3 kernel columns, leaves room for its input
+      // channels). The preferred tile has the most rows its vectors allow, 2 vectors unless 1 gives
+      // more than twice the rows (fewer broadcasts). When it keeps fewer accumulators than the multiply-adds
+      // need in flight, the fullest tile is taken instead (a 10-wide row on AVX2: 1 x 5 -> 2 x 2 x 2).
+      Tile preferred, fullest;
+      for (int64_t v : {int64_t{1}, int64_t{2}}) {
+        if (v == 2 && k.full_shape()[lane_dim] % 2 != 0) continue;
+        int64_t most_rows = divisor(full[row], std::min(max_accumulators / v, kMaxValues / (lanes * v * u)));
+        for (int64_t r = 1; r <= most_rows; r++) {
+          if (full[row] % r != 0) continue;
+          Tile t{v, r, 1, -1};
+          int64_t room = std::min(max_accumulators / (v * r), kMaxValues / (lanes * v * u * r));
+          for (int d : second)
+            if (int64_t r2 = divisor(full[d], room); r2 > t.rows2) t.rows2 = r2, t.row2 = d;
+          auto key = [](const Tile& a) { return std::make_tuple(a.size(), a.vectors, a.rows); };
+          if (key(t) > key(fullest)) fullest = t;
+          if (r == most_rows && (v == 1 || 2 * r >= preferred.rows)) preferred = t;
+        }
+      }
+      Tile best = preferred.size() < std::min(kMinChains, max_accumulators) ? fullest : preferred;
+      int64_t vectors = best.vectors, rows = best.rows, rows2 = best.rows2;
+      int row2 = best.row2;
+      if (vectors == 2) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
+      if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
       if (row2 >= 0) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row2), rows2});
       if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
       // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes
