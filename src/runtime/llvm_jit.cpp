@@ -11,6 +11,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
@@ -246,6 +247,31 @@ void report_session_error(llvm::Error e) {
   else std::fprintf(stderr, "tg: LLVM JIT: %s\n", msg.c_str());
 }
 
+// LLVM 16's JIT memory manager (jitlink::InProcessMemoryManager) releases an object's pages inside its loop
+// over the object's deallocation actions, so an object with none kept its pages, two mappings, after
+// unloading: a process that had built some 30000 kernels hit vm.max_map_count, and every later load
+// failed ("Cannot allocate memory"). Each object gets a pair of actions that do nothing, so that
+// unloading releases it (on an LLVM without the bug they only cost a call each).
+llvm::orc::shared::CWrapperFunctionResult no_action(const char* args, size_t size) {
+  using Handler = llvm::orc::shared::WrapperFunction<llvm::orc::shared::SPSError()>;
+  return Handler::handle(args, size, [] { return llvm::Error::success(); }).release();
+}
+class ReleaseOnUnload : public llvm::orc::ObjectLinkingLayer::Plugin {
+ public:
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility&, llvm::jitlink::LinkGraph&, llvm::jitlink::PassConfiguration& config) override {
+    config.PostPrunePasses.push_back([](llvm::jitlink::LinkGraph& g) -> llvm::Error {
+      using namespace llvm::orc::shared;
+      auto call = WrapperFunctionCall::Create<SPSArgList<>>(llvm::orc::ExecutorAddr::fromPtr(&no_action));
+      if (!call) return call.takeError();
+      g.allocActions().push_back({*call, *call});
+      return llvm::Error::success();
+    });
+  }
+  llvm::Error notifyFailed(llvm::orc::MaterializationResponsibility&) override { return llvm::Error::success(); }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey) override { return llvm::Error::success(); }
+  void notifyTransferringResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
+};
+
 llvm::orc::LLJIT& jit() {
   static llvm::orc::LLJIT* j = [] {
     init_llvm();
@@ -253,7 +279,9 @@ llvm::orc::LLJIT& jit() {
     auto built = llvm::orc::LLJITBuilder()
                      .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&)
                                                        -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-                       return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+                       auto layer = std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+                       layer->addPlugin(std::make_unique<ReleaseOnUnload>());
+                       return layer;
                      })
                      .create();
     if (!built) TG_ERROR_AS(RuntimeError, "LLVM: cannot start the JIT: ", to_string(built.takeError()));
