@@ -194,8 +194,9 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       // Each candidate: v vectors by r rows, and the accumulators left filled along the second dim that
       // takes the most (a short row dim, a weight gradient's 3 kernel columns, leaves room for its input
       // channels). The preferred tile has the most rows its vectors allow, 2 vectors unless 1 gives
-      // more than twice the rows (fewer broadcasts). When it keeps fewer accumulators than the multiply-adds
-      // need in flight, the fullest tile is taken instead (a 10-wide row on AVX2: 1 x 5 -> 2 x 2 x 2).
+      // more than twice the rows (fewer broadcasts). When it keeps fewer accumulators than the
+      // multiply-adds need in flight, the fullest tile is taken instead (a 10-wide row on AVX2: 1 x 5
+      // becomes 2 x 2 x 2).
       Tile preferred, fullest;
       for (int64_t v : {int64_t{1}, int64_t{2}}) {
         if (v == 2 && k.full_shape()[lane_dim] % 2 != 0) continue;

@@ -24,8 +24,8 @@ namespace tg {
 // means the whole dim. NOLOCALS forbids LOCAL afterwards. SWAP(axis, other) exchanges two GLOBAL dims
 // (the first GLOBAL dim is the one the device splits over threads). BLOCK(axis, amount) is our own:
 // it runs a REDUCE dim in cache blocks of `amount`, the block loop outside the output loops, the
-// threads' slices included (a matmul then reuses one block of B from the cache for every row); each block adds its partial sum to the
-// output, so it applies to a kernel that stores one sum directly.
+// threads' slices included (a matmul then reuses one block of B from the cache for every row); each
+// block adds its partial sum to the output, so it applies to a kernel that stores one sum directly.
 enum class OptOps : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, NOLOCALS, SWAP, BLOCK };
 struct Opt {
   OptOps op;

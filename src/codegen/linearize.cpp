@@ -4,12 +4,12 @@
 // Every UOp has a scope: the loops it must run inside. A RANGE's scope is itself, a SPECIAL's too (the
 // CPU runs it as a loop, outermost but for a BLOCK dim's), a DEFINE_ACC's the ranges of its reduce (the
 // accumulating ops belong in that loop), and an ASSIGN gives its users its scope minus its own ranges
-// (the result is read after the loop). Emission is a walk in topological order: a node is emitted as soon as every
-// loop of its scope is open; an ASSIGN whose result, and the STOREs that must run in its loop, fit the
-// open loops opens its loop: first what the loop body needs but does not vary in it, then the
-// accumulators, the RANGEs (in dim order), the body, and ENDRANGEs. Accumulators with the same ranges
-// and outer scope share one loop (a register tile, or reduces of one level: see lowerer.cpp), and so
-// does a STORE of a value the loop computes (the lowerer's Row reuse).
+// (the result is read after the loop). Emission is a walk in topological order: a node is emitted as
+// soon as every loop of its scope is open; an ASSIGN whose result, and the STOREs that must run in its
+// loop, fit the open loops opens its loop: first what the loop body needs but does not vary in it, then
+// the accumulators, the RANGEs (in dim order), the body, and ENDRANGEs. Accumulators with the same
+// ranges and outer scope share one loop (a register tile, or reduces of one level: see lowerer.cpp), and
+// so does a STORE of a value the loop computes (the lowerer's Row reuse).
 #include <algorithm>
 #include <map>
 #include <set>

@@ -247,8 +247,8 @@ void report_session_error(llvm::Error e) {
   else std::fprintf(stderr, "tg: LLVM JIT: %s\n", msg.c_str());
 }
 
-// LLVM 16's JIT memory manager (jitlink::InProcessMemoryManager) releases an object's pages inside its loop
-// over the object's deallocation actions, so an object with none kept its pages, two mappings, after
+// LLVM 16's JIT memory manager (jitlink::InProcessMemoryManager) releases an object's pages inside its
+// loop over the object's deallocation actions, so an object with none kept its pages, two mappings, after
 // unloading: a process that had built some 30000 kernels hit vm.max_map_count, and every later load
 // failed ("Cannot allocate memory"). Each object gets a pair of actions that do nothing, so that
 // unloading releases it (on an LLVM without the bug they only cost a call each).
@@ -258,7 +258,8 @@ llvm::orc::shared::CWrapperFunctionResult no_action(const char* args, size_t siz
 }
 class ReleaseOnUnload : public llvm::orc::ObjectLinkingLayer::Plugin {
  public:
-  void modifyPassConfig(llvm::orc::MaterializationResponsibility&, llvm::jitlink::LinkGraph&, llvm::jitlink::PassConfiguration& config) override {
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility&, llvm::jitlink::LinkGraph&,
+                        llvm::jitlink::PassConfiguration& config) override {
     config.PostPrunePasses.push_back([](llvm::jitlink::LinkGraph& g) -> llvm::Error {
       using namespace llvm::orc::shared;
       auto call = WrapperFunctionCall::Create<SPSArgList<>>(llvm::orc::ExecutorAddr::fromPtr(&no_action));
@@ -268,7 +269,9 @@ class ReleaseOnUnload : public llvm::orc::ObjectLinkingLayer::Plugin {
     });
   }
   llvm::Error notifyFailed(llvm::orc::MaterializationResponsibility&) override { return llvm::Error::success(); }
-  llvm::Error notifyRemovingResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey) override { return llvm::Error::success(); }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey) override {
+    return llvm::Error::success();
+  }
   void notifyTransferringResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
 };
 

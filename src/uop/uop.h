@@ -59,8 +59,8 @@ struct SpecialArg {
 // RANGE(start, end): a loop index. A Loop range walks an output dim (a GLOBAL dim that is not launched);
 // a Block range walks a BLOCK dim, outside every other loop and the launched dims too (on the CPU each
 // thread runs all of its slice of outputs over one block of the reduce, whose operands then stay in its
-// cache, before the next block); a Reduce range a dim that the REDUCE_AXIS `reduce` (numbered in lowering order) sums
-// over; two reduces over one dim are two loops. `reduce` is empty only inside the lowerer, for a reduce
+// cache, before the next block); a Reduce range a dim that the REDUCE_AXIS `reduce` (numbered in
+// lowering order) sums over; two reduces over one dim are two loops. `reduce` is empty only inside the lowerer, for a reduce
 // dim's index before its REDUCE_AXIS binds it. A Row range is the STORE's own loop over a reduce dim
 // that the output keeps whole (softmax stores the row its reduces read back): it runs after the
 // reduces' loops. `order` orders the loops of one nest: lower opens outside.
