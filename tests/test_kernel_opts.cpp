@@ -558,6 +558,38 @@ TEST(KernelOpts, MaskedVectorLoads) {
   }
 }
 
+// A short reduce (a pooling window: 2x2, 3x3) runs unrolled whole, without a loop of 2 or 3 steps
+// around a small body; a long one (a row of 512) keeps its loop.
+TEST(KernelOpts, PoolingWindowsRunUnrolled) {
+  std::mt19937 rng(21);
+  Tensor x = rand_tensor(rng, {4, 8, 12, 12}, dtypes::float32);
+  x.realize();
+  std::map<std::string, Tensor> cases = {{"max_pool2d(2)", x.max_pool2d({2})},
+                                         {"max_pool2d(3, 2)", x.max_pool2d({3}, {2})},
+                                         {"avg_pool2d(2)", x.avg_pool2d({2})}};
+  for (auto& [name, out] : cases) {
+    SCOPED_TRACE(name);
+    ScheduleItem si = kernel_of(out);
+    for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}}) {
+      auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string what = name + ", " + std::to_string(unit.bytes) + "-byte vectors: " + opts_str(k.applied_opts());
+      Shape full = k.full_shape();
+      for (int d : k.dims_of(AxisType::REDUCE)) EXPECT_EQ(full[static_cast<size_t>(d)], 1) << what;
+      expect_close(run(si, k.applied_opts()), run(si, {}), what);
+    }
+  }
+  Tensor rows = rand_tensor(rng, {8, 512}, dtypes::float32);
+  rows.realize();
+  auto ren = with_vector_unit(Device::get("CPU").renderer(), kAVX512);
+  Kernel row(kernel_of(rows.max({-1})).ast, *ren);
+  row.hand_coded_optimizations();
+  int64_t looped = 1;
+  for (int d : row.dims_of(AxisType::REDUCE)) looped *= row.full_shape()[static_cast<size_t>(d)];
+  EXPECT_GT(looped, 1) << opts_str(row.applied_opts());
+}
+
 // A reduce along a row (max, or a softmax's max and sum) keeps 4 vectors of partial results per
 // iteration, folded in pairs before the accumulator: the loop-carried chain is one op per 4 vectors, and
 // the horizontal end folds the lanes in halves. So no chain of MAXes is deeper than log2(lanes) (3 inside

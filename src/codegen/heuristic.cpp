@@ -41,6 +41,8 @@ int64_t accumulators_for(VectorUnit unit) { return std::clamp(unit.registers / 2
 // A multiply-add's latency (4 cycles) times the units that issue them (2): a tile with fewer independent
 // accumulators leaves them waiting (a 10-wide conv row on AVX2 as 1 vector x 5 rows ran at 2/3 the speed).
 constexpr int64_t kMinChains = 8;
+// A reduce of at most this many elements runs unrolled, without a loop.
+constexpr int64_t kShortReduce = 16;
 // the largest divisor of n that is <= cap
 int64_t divisor(int64_t n, int64_t cap) {
   for (int64_t a = std::min(n, cap); a >= 2; a--)
@@ -396,6 +398,11 @@ void Kernel::hand_coded_optimizations() {
       // max or sum waits for one op per 4 vectors rather than one per vector
       int64_t u = pow2_divisor(full_shape()[red], 4);
       if (w > 1 && u > 1 && full_shape()[red] >= 2 * u) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
+      // A short reduce (a pooling window) unrolled whole: loops of 2 steps cost more than their bodies
+      // (a batchnorm + relu + 2x2 max-pool with its count of maxima: 4.0 -> 3.4 ms)
+      if (reduce_size <= kShortReduce)
+        for (int d : dims_of(AxisType::REDUCE))
+          if (full_shape()[d] > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, d), 0});
       return;
     }
     if (vec >= 0) {  // a vector of outputs per accumulator
