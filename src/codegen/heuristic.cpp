@@ -10,7 +10,8 @@
 //    is reused is upcast up to 8 (as the registers allow), and the reduce is unrolled by 4 (a short one
 //    wholly);
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes), 4
-//    vectors of them a loop iteration (folded in pairs: a short loop-carried chain);
+//    vectors of them a loop iteration (folded in pairs: a short loop-carried chain); one of at most 16
+//    elements (a pooling window) runs unrolled whole;
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
 // A register tile over many rows then walks the vector operand's panels with its rows innermost, and
