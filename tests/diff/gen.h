@@ -101,6 +101,7 @@ class Gen {
   // ---- reductions -----------------------------------------------------------------------------------
   bool reduce(int a);
   bool arg_or_scan(int a);  // argmax / argmin (int32 indices) or cumsum, over one axis or (arg) all
+  bool pool(int a);         // max_pool2d / avg_pool2d: a square window, stride, padding and dilation
   bool normalize(int a);    // the API's own softmax, log_softmax, logsumexp, var, std (fused row kernels)
 
   // The axes argument that names the axes `red`: some counted from the end, in either order.

@@ -314,6 +314,7 @@ bool Gen::scalar(int a) {
 // ---- reductions -----------------------------------------------------------------------------------
 bool Gen::reduce(int a) {
   if (r_.chance(0.5)) return r_.chance(0.5) ? arg_or_scan(a) : normalize(a);
+  if (r_.chance(0.25)) return pool(a);
   const Node& A = node(a);
   std::string op = r_.pick(std::vector<std::string>{"sum", "sum", "max", "min", "mean", "prod", "any", "all"});
   int nd = static_cast<int>(A.shape.size());
@@ -336,6 +337,28 @@ bool Gen::reduce(int a) {
     if (red[static_cast<size_t>(i)] && (op == "max" || op == "min") && A.shape[static_cast<size_t>(i)] == 0) return false;
   reduce_over(op, a, ints, red, keepdim);
   return true;
+}
+
+// A window over the last two dims, torch's output size: (i + 2p - d(k-1) - 1) / s + 1.
+// max_pool2d of any dtype but bool (its padding is the dtype's lowest value); avg_pool2d of floats, its
+// padding counted (count_include_pad).
+bool Gen::pool(int a) {
+  const Node& A = node(a);
+  int nd = static_cast<int>(A.shape.size());
+  std::string op = r_.chance(0.5) ? "max_pool2d" : "avg_pool2d";
+  if (nd < 2 || A.dtype == DT::Bool || (op == "avg_pool2d" && !is_float(A.dtype))) return false;
+  int64_t k = r_.range(1, 3), s = r_.pick(std::vector<int64_t>{1, 2, k}), d = r_.chance(0.2) ? 2 : 1, p = r_.range(0, k / 2);
+  Shape out = A.shape;
+  for (int j = nd - 2; j < nd; j++) {
+    int64_t span = A.shape[static_cast<size_t>(j)] + 2 * p - d * (k - 1) - 1;
+    if (span < 0) return false;
+    out[static_cast<size_t>(j)] = span / s + 1;
+  }
+  if (numel(out) == 0 || numel(out) * k * k > 4 * kCap) return false;
+  Node n = mk(op, {a}, A.dtype, A.dtype, out);
+  n.ints = {k, s, d, p};
+  if (op == "avg_pool2d") n.cdtype = sum_acc(A.dtype);
+  return push(std::move(n)), true;
 }
 
 bool Gen::arg_or_scan(int a) {

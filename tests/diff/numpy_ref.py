@@ -325,6 +325,20 @@ def reduce(run, n, x):
   return run.rel(r, d, K_ARITH, inexact(r, ref) | ((cnt & (cnt - 1)) != 0))  # 1/n is exact for n = 2^k only
 
 
+def pool(run, n, x):
+  """max_pool2d / avg_pool2d over the last two dims: the input padded (the dtype's lowest value for max, 0
+  for avg, counted), its windows (k x k, stride s, dilation d) as two new last axes, then the max, or the mean
+  as `reduce` takes it (tinygrad.cpp's avg_pool2d is the mean of the windows)."""
+  k, s, d, p = n["ints"]
+  low = -np.inf if is_float(n["dtype"]) else np.iinfo(DT[n["dtype"]]).min
+  xp = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(p, p), (p, p)], constant_values=low if n["kind"] == "max_pool2d" else 0)
+  span = d * (k - 1) + 1
+  w = np.lib.stride_tricks.sliding_window_view(xp, (span, span), axis=(-2, -1))[..., ::s, ::s, ::d, ::d]
+  w = np.ascontiguousarray(w)
+  if n["kind"] == "max_pool2d": return np.asarray(np.max(w, axis=(-2, -1)))
+  return reduce(run, dict(n, kind="mean", ints=[-2, -1], keepdim=False), w)
+
+
 def arg_reduce(n, x):
   """argmax / argmin: the first index of the max (min) over one axis or the flattened tensor; NaN counts as
   both the max and the min (the first NaN wins), as torch and tinygrad.cpp."""
@@ -429,6 +443,7 @@ def evaluate(prog, run):
     elif k in ("sum", "max", "min", "mean", "prod", "any", "all"): r = reduce(run, n, a[0])
     elif k in ("argmax", "argmin"): r = arg_reduce(n, a[0])
     elif k == "cumsum": r = cumsum(run, n, a[0])
+    elif k in ("max_pool2d", "avg_pool2d"): r = pool(run, n, a[0])
     elif k == "cummax":  # NaN carries forward, as torch
       r = a[0] if a[0].ndim == 0 else np.maximum.accumulate(a[0], axis=one_axis(n, a[0].ndim))
     elif k == "pad2d":  # torch's F.pad order: (left, right) of the last dim, then the one before...

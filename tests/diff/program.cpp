@@ -236,6 +236,10 @@ std::string expr(const Node& n) {
     std::string s = n.scalar_int ? std::to_string(static_cast<int64_t>(n.value)) : fmt_double(n.value);
     return n.reverse ? s + " " + cpp_op(n.sub) + " " + v(a[0]) : v(a[0]) + " " + cpp_op(n.sub) + " " + s;
   }
+  if (k == "max_pool2d" || k == "avg_pool2d") {
+    auto one = [&](size_t i) { return "{" + std::to_string(n.ints[i]) + "}"; };
+    return v(a[0]) + "." + k + "(" + one(0) + ", " + one(1) + ", " + one(2) + ", " + one(3) + ")";
+  }
   if (k == "pad2d") return v(a[0]) + ".pad2d(" + ints_str(n.ints) + ", PadMode::" + n.sub + ")";
   if (k == "sum" || k == "max" || k == "min" || k == "mean" || k == "prod" || k == "any" || k == "all")
     return v(a[0]) + "." + k + "(" + ints_str(n.ints) + ", " + (n.keepdim ? "true" : "false") + ")";

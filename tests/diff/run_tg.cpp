@@ -87,6 +87,8 @@ Tensor eval(const Node& n, const std::vector<Tensor>& v) {
   if (k == "any") return A(0).any(axes, n.keepdim);
   if (k == "all") return A(0).all(axes, n.keepdim);
   if (k == "cummax") return A(0).cummax(static_cast<int>(n.ints[0]));
+  if (k == "max_pool2d") return A(0).max_pool2d({n.ints[0]}, {n.ints[1]}, {n.ints[2]}, {n.ints[3]});
+  if (k == "avg_pool2d") return A(0).avg_pool2d({n.ints[0]}, {n.ints[1]}, {n.ints[2]}, {n.ints[3]});
   if (k == "pad2d") {
     tg::PadMode m = n.sub == "reflect" ? tg::PadMode::reflect : n.sub == "replicate" ? tg::PadMode::replicate : tg::PadMode::circular;
     return A(0).pad2d(n.ints, m);

@@ -88,6 +88,17 @@ TEST(NumpyRef, HandComputed) {
   int cmax = op("cummax", {cm}, DT::F32, DT::F32, {3});
   p.nodes[static_cast<size_t>(cmax)].ints = {0};
   p.outputs.push_back(cmax);  // NaN carries forward
+  int img = input(DT::F32, {3, 3}, {1, -2, 3, -4, 5, NAN, 7, -8, 9});
+  int mp = op("max_pool2d", {img}, DT::F32, DT::F32, {2, 2});  // 2x2 windows, stride 2, padding 1: -inf pads
+  p.nodes[static_cast<size_t>(mp)].ints = {2, 2, 1, 1};
+  p.outputs.push_back(mp);
+  int ap = op("avg_pool2d", {img}, DT::F32, DT::F32, {1, 1});  // a 2x2 window dilated by 2: the corners
+  p.nodes[static_cast<size_t>(ap)].ints = {2, 1, 2, 0};
+  p.outputs.push_back(ap);
+  int ip = input(DT::I8, {2, 2}, {-128, -100, -128, -128});
+  int mpi = op("max_pool2d", {ip}, DT::I8, DT::I8, {3, 3});  // stride 1, padding 1: int8's lowest pads
+  p.nodes[static_cast<size_t>(mpi)].ints = {2, 1, 1, 1};
+  p.outputs.push_back(mpi);
   nlohmann::json r = checker().ref.call({{"program", tgdiff::to_json(p)}, {"runs", 0}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   const nlohmann::json& o = r["outputs"];
@@ -102,6 +113,9 @@ TEST(NumpyRef, HandComputed) {
   EXPECT_EQ(o[7]["exact"], nlohmann::json({-600}));
   EXPECT_EQ(o[8]["exact"], nlohmann::json({3.0, 2.0, 1.0, 2.0, 3.0, 2.0}));
   EXPECT_EQ(o[9]["exact"], nlohmann::json({1.0, nullptr, nullptr}));
+  EXPECT_EQ(o[10]["exact"], nlohmann::json({1.0, 3.0, 7.0, nullptr}));  // NaN in its window wins
+  EXPECT_EQ(o[11]["exact"], nlohmann::json({5.0}));  // (1 + 3 + 7 + 9) / 4
+  EXPECT_EQ(o[12]["exact"], nlohmann::json({-128, -100, -100, -128, -100, -100, -128, -128, -128}));
 }
 
 // An element that is NaN in some of NumPy's runs and finite in others is ill-conditioned: any value passes
@@ -218,11 +232,12 @@ TEST(Generator, CoversArgReducesScansAndNormalizations) {
       flat += (n.kind == "argmax" || n.kind == "argmin") && n.ints.empty();
     }
   std::printf("of 500 programs:");
-  for (const char* k : {"argmax", "argmin", "cumsum", "cummax", "softmax", "log_softmax", "logsumexp", "var", "std", "prod", "any", "all", "pad2d"})
+  for (const char* k : {"argmax", "argmin", "cumsum", "cummax", "softmax", "log_softmax", "logsumexp", "var", "std", "prod", "any", "all", "pad2d",
+                        "max_pool2d", "avg_pool2d"})
     std::printf(" %d %s", seen[k], k);
   std::printf(" (%d argmax/argmin flattened)\n", flat);
   for (const char* k : {"argmax", "argmin", "cumsum", "cummax", "prod", "any", "all", "pad2d"}) EXPECT_GE(seen[k], 10) << k;
-  for (const char* k : {"softmax", "log_softmax", "logsumexp", "var", "std"}) EXPECT_GE(seen[k], 6) << k;
+  for (const char* k : {"softmax", "log_softmax", "logsumexp", "var", "std", "max_pool2d", "avg_pool2d"}) EXPECT_GE(seen[k], 6) << k;
   EXPECT_GE(flat, 6);
 }
 
