@@ -130,6 +130,44 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
 }
 
+// A weight gradient with one input channel (beautiful_mnist's first conv): its sum over the batch and
+// the image is split in two kernels, and the first one's output dims are the kernel's rows, which the
+// packed dy (4.7 MB) does not vary along, and the batch split, which it does. The threads split the batch
+// and the kernel rows run inside it, so each slice of dy is read from memory once, not once per row
+// (and 5 rows would give 2 threads 3 and 2 of them).
+TEST(KernelOpts, RowsThatReuseTheVectorOperandRunInsideTheThreadedDim) {
+  std::mt19937 rng(15);
+  Tensor x = rand_tensor(rng, {1, 64, 28, 28}, dtypes::float32);
+  Tensor dy = packed_by_channel(rand_tensor(rng, {32, 64, 24, 24}, dtypes::float32));
+  std::optional<ScheduleItem> partial;  // the first of the split reduce's two kernels
+  for (auto& si : create_schedule({x.conv2d(dy).lazydata()}))
+    if (si.is_kernel() && !partial) partial = si;
+  ASSERT_TRUE(partial);
+  std::vector<double> want = run(*partial, {});
+  // AVX-512 (its 32 channels are the tile's 2 vectors), AVX2 (4 of its vectors stay an output dim,
+  // which has too few items for the threads) and NEON
+  for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    Kernel k(partial->ast, *ren);
+    k.hand_coded_optimizations();
+    std::string opts = std::to_string(unit.bytes) + "-byte vectors: " + opts_str(k.applied_opts());
+    ASSERT_GE(k.vector_dim(), 0) << opts;  // a channel tile
+    size_t dy_view = k.num_views();        // the operand the lanes load
+    for (size_t i = 0; i < k.num_views(); i++)
+      if (k.is_load_view(i) && k.stride(i, k.vector_dim()) == std::optional<int64_t>{1}) dy_view = i;
+    ASSERT_LT(dy_view, k.num_views()) << opts;
+    Shape full = k.full_shape();
+    std::vector<int> outer;  // the output dims that loop, outermost (threaded) first
+    for (int d : k.dims_of(AxisType::GLOBAL))
+      if (full[d] > 1) outer.push_back(d);
+    ASSERT_GE(outer.size(), 2u) << opts;
+    EXPECT_NE(k.stride(dy_view, outer.front()), std::optional<int64_t>{0}) << "the threads split the kernel rows: " << opts;
+    EXPECT_GE(full[outer.front()], 64) << "the threads split a dim of few items: " << opts;
+    EXPECT_EQ(k.stride(dy_view, outer.back()), std::optional<int64_t>{0}) << opts;
+    expect_close(run(*partial, k.applied_opts()), want, "weight gradient's partial sums, " + opts);
+  }
+}
+
 // The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
 // the vectors are one register wide and the accumulators fill at most half of the registers (the rest
 // hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed), and

@@ -222,6 +222,7 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       if (rows > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), rows});
       if (row2 >= 0) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row2), rows2});
       if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
+      k.reuse_inside(i);
       // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes
       int outer = reduces.front();
       int64_t reduce_size = 1;
@@ -238,6 +239,46 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
     } catch (const KernelOptError&) {}
   }
   return false;
+}
+
+// The output loops in an order that reuses the tile's vector-loaded operand from the cache. The first
+// output dim is the one the threads split; each reads its slice of that operand (a conv's packed
+// weights, or a weight gradient's packed dy) once per index of every dim outside the dims it varies
+// along. When the operand is larger than a cache block and one index of the dims it varies along
+// reads at most a block of it, the dims that reuse it go inside those: consecutive work items then
+// read the same block (beautiful_mnist's c1 weight gradient: dy of 38 MB in 147 KB slices of the batch
+// split, read once per kernel row, with 5 rows for the threads: 7.4 -> 2.8 ms on AVX-512, 14.6 -> 5.3 on
+// AVX2). The dim the threads then split must still have work for many cores.
+void Kernel::reuse_inside(size_t vector_load) {
+  constexpr int64_t kBlockBytes = 512 * 1024, kThreadedItems = 64;
+  Shape full = full_shape();
+  std::vector<int> globals = dims_of(AxisType::GLOBAL), varies, reuses;
+  int64_t steps = 1;
+  for (int d : globals) {
+    if (full[d] == 1) continue;
+    bool reused = stride(vector_load, d) == std::optional<int64_t>{0};
+    (reused ? reuses : varies).push_back(d);
+    if (!reused) steps *= full[d];
+  }
+  int64_t bytes = sts_[vector_load].real_size() * view_dtype(vector_load).itemsize();
+  if (reuses.empty() || varies.empty() || bytes <= kBlockBytes || bytes / steps > kBlockBytes || reuses.front() > varies.back()) return;
+  // the first of them becomes the threaded dim: the one with the most items when the first has too few
+  // for many cores (AVX2's channel tile leaves 4 vectors of channels outside the batch split)
+  auto widest = std::max_element(varies.begin(), varies.end(), [&](int a, int b) { return full[a] < full[b]; });
+  if (full[*widest] < kThreadedItems) return;
+  if (full[varies.front()] < kThreadedItems) std::rotate(varies.begin(), widest, widest + 1);
+  // the target order of the global dims (size-1 dims first), reached by swaps of two of them
+  std::vector<int> target, now = globals;
+  for (int d : globals)
+    if (full[d] == 1) target.push_back(d);
+  target.insert(target.end(), varies.begin(), varies.end());
+  target.insert(target.end(), reuses.begin(), reuses.end());
+  for (size_t p = 0; p < target.size(); p++) {
+    size_t q = static_cast<size_t>(std::find(now.begin(), now.end(), target[p]) - now.begin());
+    if (q == p) continue;
+    apply_opt({OptOps::SWAP, static_cast<int>(p), static_cast<int64_t>(q)});
+    std::swap(now[p], now[q]);
+  }
 }
 
 // The dot tile (see hand_coded_optimizations). x @ w.T, every Linear layer's product, has both operands
