@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 #include <regex>
@@ -165,6 +166,57 @@ TEST(KernelOpts, RowsThatReuseTheVectorOperandRunInsideTheThreadedDim) {
     EXPECT_GE(full[outer.front()], 64) << "the threads split a dim of few items: " << opts;
     EXPECT_EQ(k.stride(dy_view, outer.back()), std::optional<int64_t>{0}) << opts;
     expect_close(run(*partial, k.applied_opts()), want, "weight gradient's partial sums, " + opts);
+  }
+}
+
+// A transposed conv (a conv's input gradient) as the channel tile runs it: dy padded by the kernel's
+// reach, whose padded rows add nothing. The rows stay a padded view under a `present` mask, so the
+// kernel-row loop runs over the rows that exist at each output row (a RANGE with bounds in the row
+// index), and dy is read without a gate; a quarter of this 3x3 kernel's multiply-adds were padding.
+// Those terms are absent, not 0 x w: an infinite weight gives inf where its row is read, finite values
+// (as torch) where that row is padding, rather than 0 x inf = NaN.
+TEST(KernelOpts, TransposedConvSkipsThePaddedKernelRows) {
+  std::mt19937 rng(16);
+  Tensor dy = rand_tensor(rng, {2, 16, 6, 6}, dtypes::float32).abs() + 0.25;  // positive: no inf - inf
+  dy.realize();
+  std::vector<float> wv = rand_tensor(rng, {16, 32, 3, 3}, dtypes::float32).tolist<float>();
+  wv[1] = std::numeric_limits<float>::infinity();  // w[0, 0, 0, 1]: dy channel 0 -> output channel 0, kernel row 0
+  Tensor w = Tensor(wv, {16, 32, 3, 3}).realize();
+  std::vector<ScheduleItem> kernels;
+  for (auto& si : create_schedule({dy.conv_transpose2d(w).lazydata()}))
+    if (si.is_kernel()) kernels.push_back(si);
+  ASSERT_FALSE(kernels.empty());
+  const ScheduleItem& conv = kernels.back();
+  for (bool opt : {false, true}) {
+    auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
+    Kernel k(conv.ast, *ren);
+    if (opt) k.hand_coded_optimizations();
+    std::string opts = opts_str(k.applied_opts());
+    int windows = 0, gated = 0;
+    for (const UOpPtr& u : k.linearize()) {
+      if (u->op == Ops::RANGE && std::get<RangeArg>(u->arg).kind == RangeKind::Reduce && !u->src[0]->is_const()) windows++;
+      if (u->op == Ops::LOAD && u->src.size() == 2) gated++;
+    }
+    EXPECT_GE(windows, 1) << "the kernel rows' loop runs over all of them: " << opts;
+    EXPECT_EQ(gated, 0) << opts;
+  }
+  std::vector<float> out = dy.conv_transpose2d(w).tolist<float>(), d = dy.tolist<float>();
+  // out[0, 0, y, x] = sum over c, ky, kx of dy[0, c, y - ky, x - kx] w[c, 0, ky, kx], present terms only
+  auto at = [&](int64_t y, int64_t x) { return out[static_cast<size_t>(y * 8 + x)]; };
+  for (int64_t y = 0; y < 8; y++) {
+    for (int64_t x = 1; x < 7; x++) {  // columns whose kernel column 1 is read (the padded columns are 0 x w)
+      if (y < 6) {
+        EXPECT_EQ(at(y, x), std::numeric_limits<float>::infinity()) << y << ", " << x;
+        continue;
+      }
+      double want = 0;
+      for (int64_t c = 0; c < 16; c++)
+        for (int64_t ky = 0; ky < 3; ky++)
+          for (int64_t kx = 0; kx < 3; kx++)
+            if (y - ky >= 0 && y - ky < 6 && x - kx >= 0 && x - kx < 6)
+              want += double(d[static_cast<size_t>((c * 6 + y - ky) * 6 + x - kx)]) * wv[static_cast<size_t>(((c * 32) * 3 + ky) * 3 + kx)];
+      EXPECT_NEAR(at(y, x), want, 1e-3 + 1e-4 * std::fabs(want)) << "row " << y << " reads only rows of w past its inf: " << x;
+    }
   }
 }
 

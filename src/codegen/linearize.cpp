@@ -1,10 +1,11 @@
 // The linearizer (a walk, not a rewrite): orders a kernel graph (after reduce_to_acc) into the list the
 // renderer prints.
 //
-// Every UOp has a scope: the loops it must run inside. A RANGE's scope is itself, a SPECIAL's too (the
-// CPU runs it as a loop, outermost but for a BLOCK dim's), a DEFINE_ACC's the ranges of its reduce (the
-// accumulating ops belong in that loop), and an ASSIGN gives its users its scope minus its own ranges
-// (the result is read after the loop). Emission is a walk in topological order: a node is emitted as
+// Every UOp has a scope: the loops it must run inside. A RANGE's scope is itself (and the loops its
+// bounds vary in: a reduce's window, lowerer.cpp), a SPECIAL's too (the CPU runs it as a loop, outermost
+// but for a BLOCK dim's), a DEFINE_ACC's the scopes of its reduce's ranges (the accumulating ops belong
+// in that loop), and an ASSIGN gives its users its scope minus its own ranges (the result is read after
+// the loop). Emission is a walk in topological order: a node is emitted as
 // soon as every loop of its scope is open; an ASSIGN whose result, and the STOREs that must run in its
 // loop, fit the open loops opens its loop: first what the loop body needs but does not vary in it, then
 // the accumulators, the RANGEs (in dim order), the body, and ENDRANGEs. Accumulators with the same
@@ -43,8 +44,12 @@ struct Linearizer {
     for (size_t i = 0; i < topo.size(); i++) order[topo[i].get()] = i;
     for (auto& u : topo) {
       Scope s;
-      if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) s.insert(u.get());
-      else if (u->op == Ops::DEFINE_ACC) for (size_t i = 1; i < u->src.size(); i++) s.insert(u->src[i].get());
+      if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) {
+        s.insert(u.get());
+        for (auto& x : u->src) s.insert(exported[x.get()].begin(), exported[x.get()].end());  // a window's bounds
+      } else if (u->op == Ops::DEFINE_ACC) {
+        for (size_t i = 1; i < u->src.size(); i++) s.insert(scope[u->src[i].get()].begin(), scope[u->src[i].get()].end());
+      }
       else for (auto& x : u->src) s.insert(exported[x.get()].begin(), exported[x.get()].end());
       scope[u.get()] = s;
       if (u->op == Ops::ASSIGN)

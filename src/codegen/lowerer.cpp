@@ -230,6 +230,114 @@ int reduce_level(LoweringCtx& ctx, const UOpPtr& x) {
   return level;
 }
 
+// Reduce bounds. A sum whose terms are all absent outside a window of one of its loop indices (its
+// source is where(present, term, 0), `present` a conjunction with bounds on the index: a transposed
+// conv's padded kernel rows, see conv.cpp's conv_skipping_padding) loops over that window only:
+// RANGE(max(start, lo), min(end, hi)), with lo and hi in the indices outside the reduce. The bounds
+// leave the mask, and every other place they appear in the term (the padded view's load gate). An
+// empty window runs no step: the sum is 0. A bound that an UNROLL changes (per lane or per unrolled
+// copy) stays in the mask.
+struct Bound {
+  UOpPtr range;
+  bool lower;   // range >= at, or else range < at
+  UOpPtr at;
+};
+__int128 ceil_div(__int128 a, __int128 b) { return a / b + (a % b != 0 && (a < 0) == (b < 0)); }
+
+// `c` as a bound on one of `ranges`: m*r + e + s < K (or its negation, >= K), with e's terms
+// multiples of m and s in [smin, smax] such that the bound on r + e/m is the same for every s (a
+// flat index into a padded view: 40*(row + kernel row) + column + 11*kernel column, for 10-wide rows
+// of 4 planes). s may vary with UNROLLs and the reduce's other ranges; e may not.
+std::optional<Bound> bound_of(const UOpPtr& c, const std::vector<UOpPtr>& ranges) {
+  bool lower = false;
+  UOpPtr cmp = c;
+  if (c->op == Ops::CMPNE && c->src[1]->is_const(1) && c->src[0]->op == Ops::CMPLT) lower = true, cmp = c->src[0];
+  if (cmp->op != Ops::CMPLT || !cmp->src[1]->is_const() || cmp->src[0]->dtype.count != 1 || !cmp->src[0]->dtype.is_int()) return std::nullopt;
+  std::vector<UOpPtr> terms, todo{cmp->src[0]};
+  while (!todo.empty()) {
+    UOpPtr t = todo.back();
+    todo.pop_back();
+    if (t->op == Ops::ADD) todo.insert(todo.end(), t->src.begin(), t->src.end());
+    else terms.push_back(t);
+  }
+  auto is_range = [&](const UOpPtr& u) { return std::find(ranges.begin(), ranges.end(), u) != ranges.end(); };
+  auto scaled = [](const UOpPtr& t) -> std::pair<UOpPtr, int64_t> {  // t as x * m
+    if (t->op == Ops::MUL && t->src[1]->is_const()) return {t->src[0], t->src[1]->const_int()};
+    if (t->op == Ops::MUL && t->src[0]->is_const()) return {t->src[1], t->src[0]->const_int()};
+    return {t, 1};
+  };
+  // each of the reduce's ranges among the terms, tried as r
+  for (const UOpPtr& candidate : terms) {
+    auto [range, m] = scaled(candidate);
+    if (!is_range(range) || m <= 0) continue;
+    UOpPtr e = UOp::cnst_int(range->dtype, 0);
+    __int128 k = cmp->src[1]->const_int(), smin = 0, smax = 0;  // (no overflow of saturated bounds)
+    bool ok = true;
+    for (const UOpPtr& t : terms) {
+      if (t == candidate) continue;
+      auto [x, mx] = scaled(t);
+      bool inner = false;  // varies inside the reduce: with an UNROLL or another of its ranges
+      for (const UOpPtr& u : t->toposort()) {
+        ok &= u != range;
+        inner |= u->op == Ops::UNROLL || is_range(u);
+      }
+      if (t->is_const()) k -= t->const_int();
+      else if (!inner && mx % m == 0) e = e->add(mx == m ? x : x->mul(mx / m));
+      else smin += t->vmin, smax += t->vmax;
+    }
+    // m*q + s < K  <=>  q < ceil((K - s) / m), the same for every s
+    __int128 bound = ceil_div(k - smin, m);
+    if (ok && bound == ceil_div(k - smax, m) && bound >= INT32_MIN && bound <= INT32_MAX)
+      return Bound{range, lower, simplify(UOp::cnst_int(range->dtype, static_cast<int64_t>(bound))->add(e->mul(-1)))};
+  }
+  return std::nullopt;
+}
+
+std::vector<UOpPtr> conjuncts(const UOpPtr& c) {
+  if (c->op == Ops::AND && c->dtype.count == 1) {
+    std::vector<UOpPtr> a = conjuncts(c->src[0]), b = conjuncts(c->src[1]);
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+  return {c};
+}
+
+// value and ranges of a sum, narrowed (see above); unchanged when no bound applies
+void narrow_sum(UOpPtr& value, std::vector<UOpPtr>& ranges) {
+  if (value->op != Ops::WHERE || !value->src[2]->is_const(0)) return;
+  UOpPtr present = value->src[0];
+  // a padded bool CONST lowers to where(valid, true, false)
+  if (present->op == Ops::WHERE && present->src[1]->is_const(1) && present->src[2]->is_const(0)) present = present->src[0];
+  std::unordered_map<const UOp*, UOpPtr> windows;  // each range -> its narrowed RANGE
+  std::unordered_map<const UOp*, UOpPtr> known;    // each bound used -> true
+  UOpPtr kept = UOp::cnst_int(dtypes::bool_, 1);
+  std::vector<Bound> used;  // the bounds taken (which keep their `at` alive, so equal ones are the same node)
+  for (const UOpPtr& c : conjuncts(present)) {
+    std::optional<Bound> b = bound_of(c, ranges);
+    if (!b) { kept = kept->and_(c); continue; }
+    UOpPtr& w = windows.try_emplace(b->range.get(), b->range).first->second;
+    UOpPtr start = w->src[0], end = w->src[1];
+    if (b->lower) start = start->alu(Ops::MAX, b->at);
+    else end = end->mul(-1)->alu(Ops::MAX, b->at->mul(-1))->mul(-1);  // min(end, at)
+    w = UOp::make(Ops::RANGE, w->dtype, {simplify(start), simplify(end)}, w->arg);
+    known.emplace(c.get(), UOp::cnst_int(dtypes::bool_, 1));
+    used.push_back(*b);
+  }
+  if (windows.empty()) return;
+  // the same bounds elsewhere in the term (the padded view's load gate) hold in the window too
+  for (const UOpPtr& u : value->src[1]->toposort()) {
+    if (u->dtype != dtypes::bool_ || known.count(u.get())) continue;
+    if (std::optional<Bound> b = bound_of(u, ranges))
+      if (std::any_of(used.begin(), used.end(), [&](const Bound& x) { return x.range == b->range && x.lower == b->lower && x.at == b->at; }))
+        known.emplace(u.get(), UOp::cnst_int(dtypes::bool_, 1));
+  }
+  std::unordered_map<const UOp*, UOpPtr> swap = known;
+  for (auto& [r, w] : windows) swap.emplace(r, w);
+  value = simplify(substitute(kept, swap))->where(substitute(value->src[1], swap), value->src[2]);
+  for (UOpPtr& r : ranges)
+    if (auto it = windows.find(r.get()); it != windows.end()) r = it->second;
+}
+
 // REDUCE(value, RANGE..., UNROLL...): the reduce's own loops and unrolled dims bound in its source
 UOpPtr lower_reduce_axis(B b) {
   auto& ctx = b.ctx<LoweringCtx>();
@@ -247,6 +355,11 @@ UOpPtr lower_reduce_axis(B b) {
     bind.emplace(ctx.idx[d].get(), v);
   }
   src[0] = substitute(src[0], bind);
+  if (ra.op == Ops::ADD && src.size() > 1) {
+    std::vector<UOpPtr> ranges(src.begin() + 1, src.end());
+    narrow_sum(src[0], ranges);
+    std::copy(ranges.begin(), ranges.end(), src.begin() + 1);
+  }
   src.insert(src.end(), unrolls.begin(), unrolls.end());
   UOpPtr reduce = UOp::make(Ops::REDUCE, r->dtype, std::move(src), ReduceOpArg{ra.op, 1});
   ctx.level.emplace(reduce.get(), id);

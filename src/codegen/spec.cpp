@@ -99,7 +99,7 @@ std::vector<SpecRule> lowered_rules(Stage stage) {
          if (u.src.size() == 3 && (u.src[2]->dtype.scalar != Scalar::Bool || u.src[2]->dtype.count != 1)) return bad("a STORE's gate is not a bool");
          return require(arg_is<StoreArg>(u) && u.dtype == dtypes::void_, "a STORE without its StoreArg");
        }},
-      {UPat(Ops::RANGE, {UPat::cvar(), UPat::cvar()}), [](B b) {
+      {UPat(Ops::RANGE, {UPat::any(), UPat::any()}), [](B b) {
          const UOp& u = *b["root"];
          if (!arg_is<RangeArg>(u) || !is_index_int(u.dtype)) return bad("a RANGE is an int with a RangeArg");
          auto& r = std::get<RangeArg>(u.arg);

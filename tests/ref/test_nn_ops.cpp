@@ -74,6 +74,13 @@ TEST(NNOps, ConvTranspose2d) {
            "F.conv_transpose2d(x0, x1, None, stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2)");
   check_op({{1, 2, 4, 4}, {2, 3, 2, 3}, {3}}, [](auto& x) { return x[0].conv_transpose2d(x[1], x[2], 1, {2}, {2}, {1}, {1}); },
            "F.conv_transpose2d(x0, x1, x2, stride=2, padding=1, output_padding=1, dilation=2)");
+  // 32 output channels: the channel tile's path (a conv of dy whose padded kernel rows the reduce skips),
+  // and the input gradient of a conv with 32 input channels takes it too
+  check_op({{2, 16, 6, 6}, {16, 32, 3, 3}, {32}}, [](auto& x) { return x[0].conv_transpose2d(x[1], x[2]); },
+           "F.conv_transpose2d(x0, x1, x2)");
+  check_op({{1, 16, 7, 5}, {16, 32, 5, 5}}, [](auto& x) { return x[0].conv_transpose2d(x[1], std::nullopt, 1, {1}, {1}, {1, 2}); },
+           "F.conv_transpose2d(x0, x1, None, padding=(1, 2))");
+  check_op({{2, 32, 8, 8}, {16, 32, 3, 3}}, [](auto& x) { return x[0].conv2d(x[1]); }, "F.conv2d(x0, x1)");
 }
 
 // ---- pooling -----------------------------------------------------------------------------------------
