@@ -49,6 +49,28 @@ TEST(KernelOpts, ConvHeuristics) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "conv " + opts);
 }
 
+// A conv with one input channel (beautiful_mnist's first) is a register tile along its 24-wide output
+// rows, which whole vectors cannot split on AVX-512: 8-lane vectors would leave half of each register's
+// lanes idle, so the rows are padded to 32 (a quarter of the work padded) and made of 16-lane vectors.
+// (On AVX2, 24 is three whole vectors.)
+TEST(KernelOpts, RowsShortOfWholeVectorsPadWhenThatWastesLess) {
+  std::mt19937 rng(17);
+  Tensor x = rand_tensor(rng, {4, 1, 28, 28}, dtypes::float32), w = rand_tensor(rng, {32, 1, 5, 5}, dtypes::float32);
+  ScheduleItem si = kernel_of(x.conv2d(w));
+  std::vector<double> want = run(si, {});
+  for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}}) {
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    std::string opts = opts_str(k.applied_opts());
+    int64_t lanes = unit.bytes / 4;
+    ASSERT_GE(k.vector_dim(), 0) << opts;
+    EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], lanes) << opts;
+    EXPECT_EQ(opts.find("PADTO(") != std::string::npos, lanes == 16) << opts;
+    expect_close(run(si, k.applied_opts()), want, "24-wide rows, " + opts);
+  }
+}
+
 // A conv whose output rows are 20 wide would make 4-float vectors along them: conv2d packs the weights with
 // the output channels contiguous, and the heuristics tile by channels (16-float vectors of weights, the
 // image's columns as broadcast rows; each channel's 5 columns stored as 4 lanes and 1). (The weights
