@@ -250,7 +250,7 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
 // split, read once per kernel row, with 5 rows for the threads: 7.4 -> 2.8 ms on AVX-512, 14.6 -> 5.3 on
 // AVX2). The dim the threads then split must still have work for many cores.
 void Kernel::reuse_inside(size_t vector_load) {
-  constexpr int64_t kBlockBytes = 512 * 1024, kThreadedItems = 64;
+  constexpr int64_t kThreadedItems = 64;
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), varies, reuses;
   int64_t steps = 1;
