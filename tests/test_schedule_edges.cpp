@@ -162,6 +162,11 @@ TEST(ScheduleRowReuse, ElementsThatFoldToAConstantInTheKernel) {
   Tensor e = ((2 < b).cast(dtypes::float32) + 1).exp();  // exp(1)
   std::vector<float> got = (e.sum({1}, true) - e).tolist<float>();
   for (float g : got) EXPECT_NEAR(g, 2 * std::exp(1.f), 1e-5f);
+  // Two reduces, the second reading the first, over a constant kept by the first's loop: that loop runs
+  // inside the rows' launched dim (its store does), so the second may not run before it (fuzz seed
+  // 293455: log_softmax of sigmoid(bool > 4), the sum's loop opened before the max existed)
+  Tensor c = (b > 4).sigmoid();  // 0.5
+  for (float g : c.log_softmax(0).tolist<float>()) EXPECT_NEAR(g, -std::log(3.f), 1e-6f);
 }
 
 // Indices past the int32 range are out of range, not truncated to an in-range int32 value.

@@ -5,12 +5,12 @@
 // bounds vary in: a reduce's window, lowerer.cpp), a SPECIAL's too (the CPU runs it as a loop, outermost
 // but for a BLOCK dim's), a DEFINE_ACC's the scopes of its reduce's ranges (the accumulating ops belong
 // in that loop), and an ASSIGN gives its users its scope minus its own ranges (the result is read after
-// the loop). Emission is a walk in topological order: a node is emitted as
-// soon as every loop of its scope is open; an ASSIGN whose result, and the STOREs that must run in its
-// loop, fit the open loops opens its loop: first what the loop body needs but does not vary in it, then
-// the accumulators, the RANGEs (in dim order), the body, and ENDRANGEs. Accumulators with the same
-// ranges and outer scope share one loop (a register tile, or reduces of one level: see lowerer.cpp), and
-// so does a STORE of a value the loop computes (the lowerer's Row reuse).
+// the loop). Emission is a walk in topological order: a node is emitted as soon as every loop of its
+// scope is open; an ASSIGN whose result, and the STOREs that must run in its loop, fit the open loops
+// (and whose update's other reduces have run) opens its loop: first what the loop body needs but does
+// not vary in it, then the accumulators, the RANGEs (in dim order), the body, and ENDRANGEs.
+// Accumulators with the same ranges and outer scope share one loop (a register tile, or reduces of one
+// level: see lowerer.cpp), and so does a STORE of a value the loop computes (the lowerer's Row reuse).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -89,12 +89,28 @@ struct Linearizer {
       if (emitted.count(u.get()) || !pred(u)) continue;
       if (u->op == Ops::RANGE || u->op == Ops::SPECIAL || u->op == Ops::DEFINE_ACC || u->op == Ops::SINK) continue;
       if (u->op == Ops::ASSIGN) {
-        if (subset(opens_in.at(u.get()), open)) loop(u, open);
+        if (subset(opens_in.at(u.get()), open) && reduces_done(u)) loop(u, open);
       } else if (subset(scope.at(u.get()), open) &&
                  std::all_of(u->src.begin(), u->src.end(), [&](const UOpPtr& x) { return emitted.count(x.get()) > 0; })) {
         emit(u);  // not before its sources: a reduce that no open loop varies may still wait for a STORE's loops
       }
     }
+  }
+
+  // Whether every other reduce that the accumulator's update reads has run: one whose loop a STORE
+  // holds inside a launched dim (a Row reuse store of a value that folded to a constant) runs later
+  // than its own scope says (fuzz seed 293455: a log_softmax over a constant)
+  bool reduces_done(const UOpPtr& assign) const {
+    std::vector<const UOp*> stack{assign->src[1].get()};
+    std::unordered_set<const UOp*> seen;
+    while (!stack.empty()) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (emitted.count(x) || !seen.insert(x).second) continue;
+      if (x->op == Ops::ASSIGN && x != assign.get()) return false;
+      for (auto& s : x->src) stack.push_back(s.get());
+    }
+    return true;
   }
 
   void loop(const UOpPtr& assign, const Scope& open) {
