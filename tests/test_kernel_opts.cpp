@@ -343,6 +343,31 @@ TEST(KernelOpts, PoolingWindowsRunUnrolled) {
   EXPECT_GT(looped, 1) << opts_str(row.applied_opts());
 }
 
+// A kernel that computes much per element it reads (a batchnorm fused with a pool, or its backward
+// summed per channel) takes more outputs per step, so its loads and chains of ops overlap: 2 along the
+// output row under a short window, 4 channels (whose 6x6 images lie next to each other) around a long
+// reduce. The plain pool and the plain sum keep one.
+TEST(KernelOpts, HeavyBodiesTakeMoreOutputsPerStep) {
+  std::mt19937 rng(22);
+  Tensor x = rand_tensor(rng, {4, 8, 12, 12}, dtypes::float32), y = rand_tensor(rng, {16, 8, 6, 6}, dtypes::float32);
+  Tensor m = rand_tensor(rng, {1, 8, 1, 1}, dtypes::float32), s = rand_tensor(rng, {1, 8, 1, 1}, dtypes::float32);
+  for (Tensor t : {x, y, m, s}) t.realize();
+  auto heavy = [&](const Tensor& v) { return (((v - m) * s).exp() * m + s).relu() * (v + s).sigmoid(); };
+  struct Case { std::string what; Tensor out; bool upcast; };
+  std::vector<Case> cases = {{"batchnorm-like + max_pool2d(2)", heavy(x).max_pool2d({2}), true},
+                             {"max_pool2d(2)", x.max_pool2d({2}), false},
+                             {"batchnorm-like, summed per channel", heavy(y).sum({0, 2, 3}), true},
+                             {"sum per channel", y.sum({0, 2, 3}), false}};
+  for (auto& c : cases) {
+    ScheduleItem si = kernel_of(c.out);
+    Kernel k(si.ast, *avx512_renderer());
+    k.hand_coded_optimizations();
+    std::string what = c.what + ": " + opts_str(k.applied_opts());
+    EXPECT_EQ(k.dims_of(AxisType::UPCAST).empty(), !c.upcast) << what;
+    expect_close(run(si, k.applied_opts()), run(si, {}), what);
+  }
+}
+
 // A reduce along a row (max, or a softmax's max and sum) keeps 4 vectors of partial results per
 // iteration, folded in pairs before the accumulator: the loop-carried chain is one op per 4 vectors, and
 // the horizontal end folds the lanes in halves. So no chain of MAXes is deeper than log2(lanes) (3 inside
