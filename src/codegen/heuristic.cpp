@@ -458,20 +458,25 @@ void Kernel::hand_coded_optimizations() {
       // A kernel that computes much per element it reads (a batchnorm, its backward, fused with a
       // pool) waits on its loads and its chains of ops one element at a time: more outputs per step
       // give it independent ones. A short window: 2 outputs along the row (c2's batchnorm + relu + 2x2
-      // max-pool with its count of maxima: 4.3 -> 3.2 ms). A long reduce over short runs (6x6 images,
+      // max-pool with its count of maxima: 4.3 -> 3.0 ms). A long reduce over short runs (6x6 images,
       // 144 bytes, one run per image of the batch): 4 outputs whose runs lie next to each other
-      // (channels: c4's batchnorm + max-pool backward, 4.0 -> 1.6 ms). Plain pools and sums keep theirs.
+      // (channels: c4's batchnorm + max-pool backward, 4.0 -> 1.7 ms). Plain pools and sums keep theirs.
       int alu = 0;
       for (auto& u : ast_->toposort()) alu += is_alu(u->op);
       if (alu >= kHeavyBody && reduce_size <= kShortReduce && vec >= 0) {
         if (int64_t a = pow2_divisor(full_shape()[vec], 2); a > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), a});
       } else if (alu >= kHeavyBody) {
         Shape now = full_shape();
+        std::vector<int> along = dims_of(AxisType::REDUCE), unrolled = dims_of(AxisType::UNROLL);
+        along.insert(along.end(), unrolled.begin(), unrolled.end());
+        auto streams = [&](size_t i) {  // the load varies along the reduce
+          return std::any_of(along.begin(), along.end(), [&](int r) { return now[r] > 1 && stride(i, r) != std::optional<int64_t>{0}; });
+        };
         for (int d : dims_of(AxisType::GLOBAL)) {
           if (now[d] < 4 || now[d] % 4 != 0) continue;
           bool next_runs = true, any = false;  // every load that streams along the reduce has its runs along d adjacent
           for (size_t i = 0; i < num_views(); i++) {
-            if (!is_load_view(i) || stride(i, red) == std::optional<int64_t>{0}) continue;
+            if (!is_load_view(i) || !streams(i)) continue;
             std::optional<int64_t> sd = stride(i, d);
             next_runs &= sd.has_value() && *sd > 0 && *sd * view_dtype(i).itemsize() <= kShortRunBytes;
             any = true;
