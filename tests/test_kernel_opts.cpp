@@ -360,7 +360,8 @@ TEST(KernelOpts, HeavyBodiesTakeMoreOutputsPerStep) {
                              {"sum per channel", y.sum({0, 2, 3}), false}};
   for (auto& c : cases) {
     ScheduleItem si = kernel_of(c.out);
-    Kernel k(si.ast, *avx512_renderer());
+    auto ren = avx512_renderer();  // (the kernel keeps a reference to it)
+    Kernel k(si.ast, *ren);
     k.hand_coded_optimizations();
     std::string what = c.what + ": " + opts_str(k.applied_opts());
     EXPECT_EQ(k.dims_of(AxisType::UPCAST).empty(), !c.upcast) << what;
