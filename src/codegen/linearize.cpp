@@ -117,7 +117,8 @@ struct Linearizer {
     // the accumulators sharing this loop: same ranges, same outer scope
     std::vector<UOpPtr> rr = ranges_of(assign), group;
     for (auto& u : topo)
-      if (u->op == Ops::ASSIGN && !emitted.count(u.get()) && ranges_of(u) == rr && exported.at(u.get()) == exported.at(assign.get()))
+      if (u->op == Ops::ASSIGN && !emitted.count(u.get()) && ranges_of(u) == rr && exported.at(u.get()) == exported.at(assign.get()) &&
+          reduces_done(u))
         group.push_back(u);
     // what the loop body needs
     std::unordered_set<const UOp*> body;
