@@ -445,7 +445,10 @@ def evaluate(prog, run):
     elif k == "cumsum": r = cumsum(run, n, a[0])
     elif k in ("max_pool2d", "avg_pool2d"): r = pool(run, n, a[0])
     elif k == "cummax":  # NaN carries forward, as torch
-      r = a[0] if a[0].ndim == 0 else np.maximum.accumulate(a[0], axis=one_axis(n, a[0].ndim))
+      # (of equal values the later is kept, as torch's cummax and NumPy's float32 loop do; NumPy's float16
+      # loop keeps the earlier, which flips the sign of a zero after +0 then -0: run in float32, exact)
+      x = a[0].astype(np.float32) if a[0].dtype == np.float16 else a[0]
+      r = a[0] if x.ndim == 0 else np.maximum.accumulate(x, axis=one_axis(n, x.ndim)).astype(a[0].dtype)
     elif k == "pad2d":  # torch's F.pad order: (left, right) of the last dim, then the one before...
       p, nd = n["ints"], a[0].ndim
       pairs = [(0, 0)] * (nd - len(p) // 2) + [(p[2 * j], p[2 * j + 1]) for j in reversed(range(len(p) // 2))]

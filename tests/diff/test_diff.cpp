@@ -99,6 +99,10 @@ TEST(NumpyRef, HandComputed) {
   int mpi = op("max_pool2d", {ip}, DT::I8, DT::I8, {3, 3});  // stride 1, padding 1: int8's lowest pads
   p.nodes[static_cast<size_t>(mpi)].ints = {2, 1, 1, 1};
   p.outputs.push_back(mpi);
+  int zeros = input(DT::F16, {2}, {0.0, -0.0}), one = input(DT::F16, {2}, {1, 1});
+  int czero = op("cummax", {zeros}, DT::F16, DT::F16, {2});
+  p.nodes[static_cast<size_t>(czero)].ints = {0};
+  p.outputs.push_back(op("div", {one, czero}, DT::F16, DT::F16, {2}));  // the later of equal zeros, as torch: -0
   nlohmann::json r = checker().ref.call({{"program", tgdiff::to_json(p)}, {"runs", 0}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   const nlohmann::json& o = r["outputs"];
@@ -116,6 +120,7 @@ TEST(NumpyRef, HandComputed) {
   EXPECT_EQ(o[10]["exact"], nlohmann::json({1.0, 3.0, 7.0, nullptr}));  // NaN in its window wins
   EXPECT_EQ(o[11]["exact"], nlohmann::json({5.0}));  // (1 + 3 + 7 + 9) / 4
   EXPECT_EQ(o[12]["exact"], nlohmann::json({-128, -100, -100, -128, -100, -100, -128, -128, -128}));
+  EXPECT_EQ(o[13]["exact"], nlohmann::json({"inf", "-inf"}));  // NumPy's float16 cummax alone keeps the earlier
 }
 
 // An element that is NaN in some of NumPy's runs and finite in others is ill-conditioned: any value passes
