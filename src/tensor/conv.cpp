@@ -233,6 +233,14 @@ std::optional<Tensor> conv_skipping_padding(const Tensor& x, const Tensor& wf, c
   return conv_windows(xp.pad(rest), wf, 1, Shape(n, 1), d, "conv_transpose2d", present);
 }
 
+// y (N, C, *spatial) plus a per-channel bias (C,), when there is one
+Tensor with_bias(const Tensor& y, const std::optional<Tensor>& bias) {
+  if (!bias) return y;
+  Shape bshape{1, y.shape()[1]};
+  bshape.insert(bshape.end(), static_cast<size_t>(y.ndim() - 2), 1);
+  return y + bias->reshape(bshape);
+}
+
 // A convolution (one group) of a padded input as one Function: forward is conv_windows, and backward is
 // two more convolutions through the same path, which the kernel heuristics handle as well as any forward
 // conv: dx a transposed conv of dy by w, dw a conv of x by dy (batch and channels swapped, the stride
@@ -303,9 +311,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     return Function::apply<Conv>({xp.cast(dt), weight.cast(dt)}, s, d);
   };
   Tensor ret = groups == 1 ? one_group() : conv_windows(xp, weight, groups, s, d, op);
-  Shape bshape{1, cout};
-  bshape.insert(bshape.end(), n, 1);
-  return bias ? ret + bias->reshape(bshape) : ret;
+  return with_bias(ret, bias);
 }
 
 Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, const std::vector<int64_t>& stride,
@@ -366,11 +372,7 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   bool padded = std::all_of(pad.begin(), pad.end(), [](auto& pr) { return pr.first >= 0; });
   bool undilated = std::all_of(d.begin(), d.end(), [](int64_t v) { return v == 1; });
   if (!strided && undilated && groups == 1 && padded && dtype() == w.dtype())
-    if (std::optional<Tensor> r = conv_skipping_padding(x, w, d, pad)) {
-      Shape bshape{1, rcout};
-      bshape.insert(bshape.end(), n, 1);
-      return bias ? *r + bias->reshape(bshape) : *r;
-    }
+    if (std::optional<Tensor> r = conv_skipping_padding(x, w, d, pad)) return with_bias(*r, bias);
   return x.conv2d(w, bias, groups, {1}, d, pairs);
 }
 
