@@ -2,7 +2,7 @@
 """The convolutions of examples/beautiful_mnist's CNN, forward and both backward convs of each layer, tg
 against PyTorch (CPU, the same thread count), in one run: ms and GFLOP/s per conv, and the ratio.
 
-  PYTHONPATH=build/python /usr/bin/python3 bench/cnn_convs.py [--bs 512] [--threads 2] [--reps 10]
+  PYTHONPATH=build/python /usr/bin/python3 bench/cnn_convs.py [--bs 512] [--threads 2] [--reps 10] [--layers "32,64,3,28;..."]
 
 tg runs each conv under TinyJit (its replays are the kernels alone) and computes the gradients as its
 autograd does (a transposed conv for dx, a conv of x by dy for dw); torch uses aten's
@@ -34,11 +34,15 @@ def main():
   ap.add_argument("--bs", type=int, default=512)
   ap.add_argument("--threads", type=int, default=2)
   ap.add_argument("--reps", type=int, default=10)
+  ap.add_argument("--layers", help="other convs instead of the model's: 'cin,cout,k,size;...' (valid padding, stride 1)")
   args = ap.parse_args()
+  layers = LAYERS
+  if args.layers:
+    layers = [(f"l{i}", *map(int, spec.split(","))) for i, spec in enumerate(args.layers.split(";"), 1)]
   torch.set_num_threads(args.threads)
   rng = np.random.default_rng(0)
   rows = []
-  for name, cin, cout, k, size in LAYERS:
+  for name, cin, cout, k, size in layers:
     out = size - k + 1
     gflop = 2 * args.bs * cout * out * out * cin * k * k / 1e9
     x = rng.standard_normal((args.bs, cin, size, size), dtype=np.float32)

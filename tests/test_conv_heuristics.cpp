@@ -153,6 +153,25 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
 }
 
+// Weight gradients of larger images: one image's slice of x and dy fills most of a cache block, or more,
+// so the blocks are of one image, or of rows of every image (a batch of 32 28x28 images, 32->64 channels:
+// 6.4 -> 2.4 ms on AVX-512, 2.9x torch's time before).
+TEST(KernelOpts, ChannelTileBlocksByImageOrByRows) {
+  auto ren = avx512_renderer();
+  std::mt19937 rng(13);
+  struct Case { int64_t images, cout; const char* block; };
+  for (Case c : {Case{8, 32, "BLOCK(0, 1)"}, Case{5, 48, "BLOCK(1, "}}) {  // 490 KB per image; 690 KB
+    Tensor x = rand_tensor(rng, {2, c.images, 62, 62}, dtypes::float32);
+    Tensor dy = packed_by_channel(rand_tensor(rng, {c.cout, c.images, 60, 60}, dtypes::float32));
+    ScheduleItem si = kernel_of(x.conv2d(dy));
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    std::string opts = opts_str(k.applied_opts());
+    EXPECT_THAT(opts, HasSubstr(c.block)) << opts;
+    expect_close(run(si, k.applied_opts()), run(si, {}), "blocked weight gradient " + opts);
+  }
+}
+
 // A weight gradient with one input channel (beautiful_mnist's first conv): its sum over the batch and
 // the image is split in two kernels, and the first one's output dims are the kernel's rows, which the
 // packed dy (4.7 MB) does not vary along, and the batch split, which it does. The threads split the batch

@@ -138,7 +138,8 @@ void Kernel::cache_block(int row, int col, int red) {
 // padding mask (one mask per row would be a branch per broadcast): the output's contiguous dim if it
 // qualifies, else one where the other loads are contiguous, else any (a conv's batch). A long reduce then
 // runs in blocks that keep their part of the operands in the L2 cache (BLOCK): every tile of outputs
-// reads them all (a conv's weight gradient reads dy once per input channel and kernel row).
+// reads them all (a conv's weight gradient reads dy once per input channel and kernel row). The blocks
+// are of the batch, or of image rows when one image's part is already more than a block.
 bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
   constexpr int64_t kLongReduce = 16384, kMaxValues = 1024;
   const int64_t max_accumulators = accumulators_for(ren_->vector_unit());
@@ -227,16 +228,20 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       if (row2 >= 0) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row2), rows2});
       if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
       k.reuse_inside(i);
-      // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes
-      int outer = reduces.front();
+      // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes, or
+      // when one index of it reads more (a batch of 28x28 images), the next dim in (their rows)
       int64_t reduce_size = 1;
       for (int d : reduces) reduce_size *= full[d];
-      int64_t slice = 0;
-      loads([&](size_t j) { slice += k.sts_[j].real_size() / std::max<int64_t>(1, full[outer]) * k.view_dtype(j).itemsize(); });
-      int64_t block = full[outer];
-      while (block > 1 && (full[outer] % block != 0 || block * slice > kBlockBytes)) block--;
-      if (reduce_size >= kLongReduce && block < full[outer] && block >= 2) {
-        try { Kernel b = k; b.apply_opt({OptOps::BLOCK, 0, block}); k = std::move(b); } catch (const KernelOptError&) {}
+      for (size_t r = 0; reduce_size >= kLongReduce && r + 1 < reduces.size(); r++) {
+        int dim = reduces[r];
+        int64_t slice = 0;
+        loads([&](size_t j) { slice += k.sts_[j].real_size() / std::max<int64_t>(1, full[dim]) * k.view_dtype(j).itemsize(); });
+        int64_t block = full[dim];
+        while (block > 1 && (full[dim] % block != 0 || block * slice > kBlockBytes)) block--;
+        if (block == full[dim]) break;
+        if (block * slice > kBlockBytes) continue;
+        try { Kernel b = k; b.apply_opt({OptOps::BLOCK, static_cast<int>(r), block}); k = std::move(b); } catch (const KernelOptError&) {}
+        break;
       }
       *this = std::move(k);
       return true;
