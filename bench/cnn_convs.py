@@ -16,7 +16,7 @@ import torch
 
 from tg import Tensor, TinyJit
 
-LAYERS = [("c1", 1, 32, 5, 28), ("c2", 32, 32, 5, 24), ("c3", 32, 64, 3, 10), ("c4", 64, 64, 3, 8)]  # name, cin, cout, k, in size
+LAYERS = [("c1", 1, 32, 5, 28, 0), ("c2", 32, 32, 5, 24, 0), ("c3", 32, 64, 3, 10, 0), ("c4", 64, 64, 3, 8, 0)]  # name, cin, cout, k, in size, padding
 
 
 def best_ms(f, reps):
@@ -34,38 +34,38 @@ def main():
   ap.add_argument("--bs", type=int, default=512)
   ap.add_argument("--threads", type=int, default=2)
   ap.add_argument("--reps", type=int, default=10)
-  ap.add_argument("--layers", help="other convs instead of the model's: 'cin,cout,k,size;...' (valid padding, stride 1)")
+  ap.add_argument("--layers", help="other convs instead of the model's: 'cin,cout,k,size[,padding];...' (stride 1)")
   args = ap.parse_args()
   layers = LAYERS
   if args.layers:
-    layers = [(f"l{i}", *map(int, spec.split(","))) for i, spec in enumerate(args.layers.split(";"), 1)]
+    layers = [(f"l{i}", *(list(map(int, spec.split(","))) + [0])[:5]) for i, spec in enumerate(args.layers.split(";"), 1)]
   torch.set_num_threads(args.threads)
   rng = np.random.default_rng(0)
   rows = []
-  for name, cin, cout, k, size in layers:
-    out = size - k + 1
+  for name, cin, cout, k, size, pad in layers:
+    out = size + 2 * pad - k + 1
     gflop = 2 * args.bs * cout * out * out * cin * k * k / 1e9
     x = rng.standard_normal((args.bs, cin, size, size), dtype=np.float32)
     w = rng.standard_normal((cout, cin, k, k), dtype=np.float32) * 0.1
     g = rng.standard_normal((args.bs, cout, out, out), dtype=np.float32)
     tx, tw, tg_ = Tensor(x).realize(), Tensor(w).realize(), Tensor(g).realize()
     px, pw, pg = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(g)
-    fwd = TinyJit(lambda a, b: a.conv2d(b).realize())
-    dx = TinyJit(lambda dy, b: dy.conv_transpose2d(b).realize())
-    dw = TinyJit(lambda a, dy: a.permute(1, 0, 2, 3).conv2d(dy.permute(1, 0, 2, 3)).shrink(((0, cin), (0, cout), (0, k), (0, k)))
+    fwd = TinyJit(lambda a, b: a.conv2d(b, padding=pad).realize())
+    dx = TinyJit(lambda dy, b: dy.conv_transpose2d(b, padding=pad).realize())
+    dw = TinyJit(lambda a, dy: a.permute(1, 0, 2, 3).conv2d(dy.permute(1, 0, 2, 3), padding=pad).shrink(((0, cin), (0, cout), (0, k), (0, k)))
                  .permute(1, 0, 2, 3).realize())
-    ops = [("forward", lambda: fwd(tx, tw), lambda: torch.nn.functional.conv2d(px, pw)),
-           ("dx", lambda: dx(tg_, tw), lambda: torch.ops.aten.convolution_backward(pg, px, pw, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+    ops = [("forward", lambda: fwd(tx, tw), lambda: torch.nn.functional.conv2d(px, pw, padding=pad)),
+           ("dx", lambda: dx(tg_, tw), lambda: torch.ops.aten.convolution_backward(pg, px, pw, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1,
                                                                                    [True, False, False])),
-           ("dw", lambda: dw(tx, tg_), lambda: torch.ops.aten.convolution_backward(pg, px, pw, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+           ("dw", lambda: dw(tx, tg_), lambda: torch.ops.aten.convolution_backward(pg, px, pw, None, [1, 1], [pad, pad], [1, 1], False, [0, 0], 1,
                                                                                    [False, True, False]))]
     # the values agree (a check that each pair computes the same thing)
-    np.testing.assert_allclose(fwd(tx, tw).numpy(), torch.nn.functional.conv2d(px, pw).numpy(), rtol=1e-3, atol=1e-2)
+    np.testing.assert_allclose(fwd(tx, tw).numpy(), ops[0][2]().numpy(), rtol=1e-3, atol=1e-2)
     np.testing.assert_allclose(dw(tx, tg_).numpy(), ops[2][2]()[1].numpy(), rtol=1e-3, atol=1e-1)
     for op, f_tg, f_torch in ops:
       if name == "c1" and op == "dx": continue  # the image needs no gradient
       t_tg, t_torch = best_ms(f_tg, args.reps), best_ms(f_torch, args.reps)
-      rows.append((f"{name} {cin}->{cout} {k}x{k} on {size}x{size}", op, t_tg, gflop / t_tg * 1e3, t_torch, gflop / t_torch * 1e3))
+      rows.append((f"{name} {cin}->{cout} {k}x{k} on {size}x{size}" + (f" pad {pad}" if pad else ""), op, t_tg, gflop / t_tg * 1e3, t_torch, gflop / t_torch * 1e3))
   print(f"| conv (batch {args.bs}) | pass | tg ms | tg GFLOP/s | torch ms | torch GFLOP/s | tg/torch time |")
   print("|---|---|---:|---:|---:|---:|---:|")
   for r in rows: print(f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.0f} | {r[4]:.2f} | {r[5]:.0f} | {r[2] / r[4]:.2f}x |")

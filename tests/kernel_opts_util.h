@@ -93,8 +93,24 @@ inline Tensor rand_tensor(std::mt19937& rng, const Shape& shape, DType dt) {
   return t;
 }
 
-// A conv's weights (Cout, C, *kernel) held with the output channels contiguous, as conv2d packs them
-// for a channel tile: the conv's schedule is then the conv alone.
-inline Tensor packed_by_channel(const Tensor& w) { return w.permute({1, 2, 3, 0}).contiguous().realize().permute({3, 0, 1, 2}); }
+// The kernels of `out` that reduce, after running the items before them (the copies a conv makes of its
+// padded image and packed weights, which the kernels then read).
+inline std::vector<ScheduleItem> reduce_kernels_of(const Tensor& out) {
+  std::vector<ScheduleItem> schedule = create_schedule({out.lazydata()}), before, reduces;
+  for (auto& si : schedule) {
+    bool reduce = false;
+    if (si.is_kernel())
+      for (const UOpPtr& u : si.ast->toposort()) reduce |= u->op == Ops::REDUCE_AXIS;
+    (reduce || !reduces.empty() ? reduces : before).push_back(si);
+  }
+  run_schedule(before);
+  return reduces;
+}
+// a conv's one kernel, its copies made
+inline ScheduleItem conv_kernel_of(const Tensor& out) {
+  std::vector<ScheduleItem> k = reduce_kernels_of(out);
+  if (k.size() != 1 || !k[0].is_kernel()) throw std::runtime_error("not one reducing kernel");
+  return k[0];
+}
 
 }  // namespace kernel_opts_test

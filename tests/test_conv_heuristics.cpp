@@ -56,7 +56,7 @@ TEST(KernelOpts, ConvHeuristics) {
 TEST(KernelOpts, RowsShortOfWholeVectorsPadWhenThatWastesLess) {
   std::mt19937 rng(17);
   Tensor x = rand_tensor(rng, {4, 1, 28, 28}, dtypes::float32), w = rand_tensor(rng, {32, 1, 5, 5}, dtypes::float32);
-  ScheduleItem si = kernel_of(x.conv2d(w));
+  ScheduleItem si = conv_kernel_of(x.conv2d(w));
   std::vector<double> want = run(si, {});
   for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}}) {
     auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
@@ -73,14 +73,14 @@ TEST(KernelOpts, RowsShortOfWholeVectorsPadWhenThatWastesLess) {
 
 // A conv whose output rows are 20 wide would make 4-float vectors along them: conv2d packs the weights with
 // the output channels contiguous, and the heuristics tile by channels (16-float vectors of weights, the
-// image's columns as broadcast rows; each channel's 5 columns stored as 4 lanes and 1). (The weights
-// here are packed already, so the schedule is the conv alone.)
+// image's columns as broadcast rows; each channel's 5 columns stored as 4 lanes and 1). (The packing
+// copy runs first; the kernel is the conv's.)
 TEST(KernelOpts, ChannelTileForNarrowConvRows) {
   auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(11);
   Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
-  Tensor w = packed_by_channel(rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32));
-  ScheduleItem si = kernel_of(x.conv2d(w));
+  Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32);
+  ScheduleItem si = conv_kernel_of(x.conv2d(w));
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
@@ -100,14 +100,26 @@ TEST(KernelOpts, ChannelTileLanesAreTheWiderDim) {
   auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(13);
   Tensor x = rand_tensor(rng, {4, 32, 10, 10}, dtypes::float32);
-  Tensor w = packed_by_channel(rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32));
-  ScheduleItem si = kernel_of(x.conv2d(w));  // (4, 64, 8, 8)
+  Tensor w = rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32);
+  ScheduleItem si = conv_kernel_of(x.conv2d(w));  // (4, 2, 32, 8, 8): the channels in 2 blocks of 32
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
-  EXPECT_THAT(opts, HasSubstr("UPCAST(1, 16) UPCAST(1, 2) UPCAST(3, 8)")) << opts;
+  EXPECT_THAT(opts, HasSubstr("UPCAST(2, 16) UPCAST(2, 2) UPCAST(4, 8)")) << opts;
   ASSERT_GE(k.vector_dim(), 0);
   EXPECT_EQ(k.full_shape()[static_cast<size_t>(k.vector_dim())], 16) << opts;  // the channels (the columns are 8)
+  // Each block's weights are one stream: (2 blocks, 32 channels, 32 input channels x 3 x 3) with the
+  // block's channels contiguous, the next block after all of the first's (not rows of all 64 channels).
+  {
+    Kernel plain(si.ast, *ren);
+    size_t wv = plain.num_views();
+    for (size_t i = 0; i < plain.num_views(); i++)
+      if (plain.is_load_view(i) && plain.stride(i, 2) == std::optional<int64_t>{1}) wv = i;
+    ASSERT_LT(wv, plain.num_views());
+    EXPECT_EQ(plain.full_shape()[1], 2);
+    EXPECT_EQ(plain.stride(wv, 1), std::optional<int64_t>{32 * 32 * 3 * 3});
+    EXPECT_EQ(plain.stride(wv, 5), std::optional<int64_t>{3 * 3 * 32});  // the input channels
+  }
   // The accumulators are 16 channels wide. The output's contiguous dim is the columns: a channel's 8
   // columns (a lane of 8 accumulators) go out as one vector store, not lane by lane (256 scalar stores
   // made LLVM take ~4x longer over the kernel).
@@ -129,8 +141,8 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   auto ren = avx512_renderer();  // the choices for AVX-512's registers, on any machine
   std::mt19937 rng(12);
   Tensor x = rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32);
-  Tensor dy = packed_by_channel(rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32));
-  ScheduleItem si = kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
+  Tensor dy = rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32);
+  ScheduleItem si = conv_kernel_of(x.conv2d(dy));  // (8, 32, 5, 5), each a sum over 64 x 20 x 20
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
   std::string opts = opts_str(k.applied_opts());
@@ -162,8 +174,8 @@ TEST(KernelOpts, ChannelTileBlocksByImageOrByRows) {
   struct Case { int64_t images, cout; const char* block; };
   for (Case c : {Case{8, 32, "BLOCK(0, 1)"}, Case{5, 48, "BLOCK(1, "}}) {  // 490 KB per image; 690 KB
     Tensor x = rand_tensor(rng, {2, c.images, 62, 62}, dtypes::float32);
-    Tensor dy = packed_by_channel(rand_tensor(rng, {c.cout, c.images, 60, 60}, dtypes::float32));
-    ScheduleItem si = kernel_of(x.conv2d(dy));
+    Tensor dy = rand_tensor(rng, {c.cout, c.images, 60, 60}, dtypes::float32);
+    ScheduleItem si = conv_kernel_of(x.conv2d(dy));
     Kernel k(si.ast, *ren);
     k.hand_coded_optimizations();
     std::string opts = opts_str(k.applied_opts());
@@ -180,11 +192,10 @@ TEST(KernelOpts, ChannelTileBlocksByImageOrByRows) {
 TEST(KernelOpts, RowsThatReuseTheVectorOperandRunInsideTheThreadedDim) {
   std::mt19937 rng(15);
   Tensor x = rand_tensor(rng, {1, 64, 28, 28}, dtypes::float32);
-  Tensor dy = packed_by_channel(rand_tensor(rng, {32, 64, 24, 24}, dtypes::float32));
-  std::optional<ScheduleItem> partial;  // the first of the split reduce's two kernels
-  for (auto& si : create_schedule({x.conv2d(dy).lazydata()}))
-    if (si.is_kernel() && !partial) partial = si;
-  ASSERT_TRUE(partial);
+  Tensor dy = rand_tensor(rng, {32, 64, 24, 24}, dtypes::float32);
+  std::vector<ScheduleItem> reduces = reduce_kernels_of(x.conv2d(dy));
+  ASSERT_EQ(reduces.size(), 2u);
+  std::optional<ScheduleItem> partial = reduces[0];  // the first of the split reduce's two kernels
   std::vector<double> want = run(*partial, {});
   // AVX-512 (its 32 channels are the tile's 2 vectors), AVX2 (4 of its vectors stay an output dim,
   // which has too few items for the threads) and NEON
@@ -265,26 +276,25 @@ TEST(KernelOpts, TransposedConvSkipsThePaddedKernelRows) {
 // the vectors are one register wide and the accumulators fill at most half of the registers (the rest
 // hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed), and
 // at least 8 of them.
-// beautiful_mnist's conv shapes (weights packed by channel), weight gradients and matmuls.
+// beautiful_mnist's conv shapes (weights packed by channel blocks), weight gradients and matmuls.
 TEST(KernelOpts, TilesFitTheTargetsRegisters) {
   std::mt19937 rng(14);
-  auto packed = [&](const Shape& s) { return rand_tensor(rng, {s[1], s[2], s[3], s[0]}, dtypes::float32).contiguous().realize().permute({3, 0, 1, 2}); };
   struct Case { std::string what; Tensor out; };
   std::vector<Case> cases = {
       {"matmul", unpacked_matmul(rand_tensor(rng, {128, 256}, dtypes::float32), rand_tensor(rng, {256, 128}, dtypes::float32))},
       // prime sizes have no factor for the rows or the vectors: both are padded to the tile
       {"127x127 matmul", unpacked_matmul(rand_tensor(rng, {127, 64}, dtypes::float32), rand_tensor(rng, {64, 127}, dtypes::float32))},
-      {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
-      {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(packed({32, 32, 5, 5}))},
-      {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(packed({64, 64, 3, 3}))},
+      {"5x5 conv, 20-wide rows", rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32).conv2d(rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32))},
+      {"5x5 conv, 24-wide rows", rand_tensor(rng, {4, 32, 28, 28}, dtypes::float32).conv2d(rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32))},
+      {"3x3 conv, 8-wide rows", rand_tensor(rng, {4, 64, 10, 10}, dtypes::float32).conv2d(rand_tensor(rng, {64, 64, 3, 3}, dtypes::float32))},
       // 10 = 2 x 5: on AVX2 one vector by 5 columns would keep 5 accumulators, too few chains
-      {"3x3 conv, 10-wide rows", rand_tensor(rng, {4, 64, 12, 12}, dtypes::float32).conv2d(packed({32, 64, 3, 3}))},
-      {"weight gradient", rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32).conv2d(packed({32, 64, 20, 20}))},
+      {"3x3 conv, 10-wide rows", rand_tensor(rng, {4, 64, 12, 12}, dtypes::float32).conv2d(rand_tensor(rng, {32, 64, 3, 3}, dtypes::float32))},
+      {"weight gradient", rand_tensor(rng, {8, 64, 24, 24}, dtypes::float32).conv2d(rand_tensor(rng, {32, 64, 20, 20}, dtypes::float32))},
       // 3 kernel columns are too few rows for the accumulators: the input channels are rows too
-      {"3x3 weight gradient", rand_tensor(rng, {16, 32, 8, 8}, dtypes::float32).conv2d(packed({64, 32, 6, 6}))},
+      {"3x3 weight gradient", rand_tensor(rng, {16, 32, 8, 8}, dtypes::float32).conv2d(rand_tensor(rng, {64, 32, 6, 6}, dtypes::float32))},
   };
   for (auto& c : cases) {
-    ScheduleItem si = kernel_of(c.out);
+    ScheduleItem si = conv_kernel_of(c.out);
     std::vector<double> want = run(si, {});
     for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {  // AVX-512, AVX2, NEON
       auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);

@@ -401,12 +401,13 @@ void Kernel::hand_coded_optimizations() {
     bool tile = vec >= 0 && reused_along(vec) && out.is_float();
     if (tile) {  // matmul-like: register tile
       // rows: a dim along which the operand loaded as vectors is reused (B's rows in A·B, the input
-      // image across output channels in a conv), so each vector load feeds several accumulators
+      // image across output channels in a conv), so each vector load feeds several accumulators; the
+      // widest such dim (a conv's channels split in blocks: the block, not the few blocks)
       int row = -1;
       for (size_t i = 0; i < num_views() && row < 0; i++) {
         if (!is_load_view(i) || stride(i, vec) == std::optional<int64_t>{0}) continue;  // varies along vec
         for (int d : globals)
-          if (row < 0 && d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{0}) row = d;
+          if (d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{0} && (row < 0 || full[d] > full[row])) row = d;
       }
       // a dim a little short of whole vectors (a 28-wide image, a 1000-wide matrix) is padded to them,
       // to pairs of them where that is as cheap: at most 1/8 of the work wasted

@@ -164,30 +164,41 @@ Tensor Tensor::unfold(int dim, int64_t size, int64_t step) const {
 
 namespace {
 
-// Whether a conv (one group) of weights w with output rows `out_width` wide runs as the heuristics' channel
-// tile (heuristic.cpp): whole vectors along the output channels where the output's rows would give short
-// ones or no pairs of them (a 20-wide row makes 4-float vectors of AVX-512's 16-float registers; a 24-wide
-// one three 8-float vectors on AVX2, one per register-tile row), over a reduce long enough that the
-// channel-strided stores of the outputs are a small part of the work.
-bool channel_tiled(const Tensor& w, int64_t out_width) {
+// The output channels of a block that a conv (one group) of weights w with output rows `out_width` wide
+// reads as whole vectors, in the heuristics' channel tile (heuristic.cpp), or 0 when it is not one: the
+// tile for where the output's rows would give short vectors or no pairs of them (a 20-wide row makes
+// 4-float vectors of AVX-512's 16-float registers; a 24-wide one three 8-float vectors on AVX2, one per
+// register-tile row), over a reduce long enough that the channel-strided stores of the outputs are a
+// small part of the work. A block is two cache lines of channels (AVX-512's two vectors) or the largest
+// power of two of them below that: the same kernel on every target that tiles the conv.
+int64_t channel_block(const Tensor& w, int64_t out_width) {
+  constexpr int64_t kBlockBytes = 128;
   Compiled& dev = Device::get(w.device());
   int64_t lanes = dev.has_renderer() && w.dtype().is_float() ? dev.renderer().vector_unit().bytes / w.dtype().itemsize() : 0;
-  return lanes >= 2 && w.shape()[0] % lanes == 0 && out_width % (2 * lanes) != 0 && w.numel() / w.shape()[0] >= 4 * lanes;
+  int64_t cout = w.shape()[0];
+  if (lanes < 2 || cout % lanes != 0 || out_width % (2 * lanes) == 0 || w.numel() / cout < 4 * lanes) return 0;
+  int64_t block = 1;
+  while (block < kBlockBytes / w.dtype().itemsize() && cout % (2 * block) == 0) block *= 2;
+  return std::max(block, lanes);
 }
 
-// The weights (Cout, C, *kernel) with the output channels contiguous ((C, *kernel, Cout) copied, seen
-// back in their shape): the channel tile's vector loads. A small copy of the weights per conv.
-Tensor channels_contiguous(const Tensor& w, int64_t out_width) {
-  if (!channel_tiled(w, out_width)) return w;
-  std::vector<int> to, back{w.ndim() - 1};
-  for (int i = 1; i < w.ndim(); i++) to.push_back(i), back.push_back(i - 1);
-  to.push_back(0);
-  return w.permute(to).contiguous().permute(back);
+// The weights (Cout, C, *kernel) packed for the channel tile's vector loads: a copy laid out as
+// (Cout / block, C, *kernel, block), seen as (Cout / block, block, C, *kernel). Each tile of channels
+// then reads its weights as one stream; in rows of all Cout channels it read a vector or two from each
+// (256->256 channels, 3x3: 1 KB apart, half the speed of 64 channels). A small copy per conv.
+Tensor packed_by_channel_block(const Tensor& w, int64_t block) {
+  Shape blocked{w.shape()[0] / block, block};
+  blocked.insert(blocked.end(), w.shape().begin() + 1, w.shape().end());
+  std::vector<int> to{0}, back{0, w.ndim()};
+  for (int i = 2; i <= w.ndim(); i++) to.push_back(i), back.push_back(i - 1);
+  to.push_back(1);
+  return w.reshape(blocked).permute(to).contiguous().permute(back);
 }
 
 // The convolution of an already padded input x (N, groups*C, *spatial) by w (Cout, C, *kernel): the windows
 // of x (pool) times w, summed over C and the kernel. Differentiable through its views (used as is for
-// groups > 1).
+// groups > 1). A channel-tiled conv (one group) splits the output channels in blocks (see
+// packed_by_channel_block), as the kernel's dims (Cout / block, block).
 Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups, const Shape& s, const Shape& d, const char* op,
                     const std::optional<Tensor>& present = std::nullopt) {
   int64_t bs = x_padded.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
@@ -201,13 +212,18 @@ Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
   };
-  Shape xs = shape_of({bs, groups, cin, 1}, oyx, hw), xe = shape_of({bs, groups, cin, rcout}, oyx, hw);
-  std::vector<int> order{0, 1, 3};
-  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(4 + j));
+  int64_t block = groups == 1 ? channel_block(weight, oyx.back()) : 0;
+  Shape channels = block ? Shape{rcout / block, block} : Shape{rcout};  // the kernel's output-channel dims
+  int c = static_cast<int>(channels.size());
+  Shape xs = shape_of({bs, groups, cin}, Shape(channels.size(), 1), shape_of(oyx, hw, {})),
+        xe = shape_of({bs, groups, cin}, channels, shape_of(oyx, hw, {}));
+  std::vector<int> order{0, 1};
+  for (int j = 0; j < c; j++) order.push_back(3 + j);
+  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(3 + c + j));
   order.push_back(2);
-  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(4 + n + j));
-  x = x.reshape(xs).expand(xe).permute(order);  // (bs, groups, rcout, *oyx, cin, *hw)
-  Tensor w = (groups == 1 ? channels_contiguous(weight, oyx.back()) : weight).reshape(shape_of({1, groups, rcout}, Shape(n, 1), shape_of({cin}, hw, {})));
+  for (size_t j = 0; j < n; j++) order.push_back(static_cast<int>(3 + c + n + j));
+  x = x.reshape(xs).expand(xe).permute(order);  // (bs, groups, *channels, *oyx, cin, *hw)
+  Tensor w = (block ? packed_by_channel_block(weight, block) : weight).reshape(shape_of(shape_of({1, groups}, channels, {}), Shape(n, 1), shape_of({cin}, hw, {})));
   Tensor terms = x * w;
   if (present) terms = pool(*present, hw, s, d, op).reshape(xs).expand(xe).permute(order).where(terms, Tensor::zeros({}, terms.dtype(), terms.device()));
   return terms.sum(last_axes(n + 1)).reshape(shape_of({bs, cout}, oyx, {}));
@@ -227,7 +243,7 @@ std::optional<Tensor> conv_skipping_padding(const Tensor& x, const Tensor& wf, c
   std::vector<std::pair<int64_t, int64_t>> last(n + 2, {0, 0}), rest(n + 2, {0, 0});
   for (size_t j = 0; j < n; j++) (j + 1 == n ? last : rest)[2 + j] = pad[j];
   int64_t out_width = x.shape().back() + pad.back().first + pad.back().second - d.back() * (wf.shape().back() - 1);
-  if (n < 2 || !channel_tiled(wf, out_width)) return std::nullopt;
+  if (n < 2 || !channel_block(wf, out_width)) return std::nullopt;
   Tensor xp = x.pad(last).contiguous();
   Tensor present = Tensor::ones(xp.shape(), dtypes::bool_, xp.device()).pad(rest);
   return conv_windows(xp.pad(rest), wf, 1, Shape(n, 1), d, "conv_transpose2d", present);
@@ -305,7 +321,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     // the channel tile reads the image as broadcast scalars, one per row of its tile: a padded image is
     // copied with its zeros first, rather than read under a mask per row (a transposed conv pads by the
     // kernel's size)
-    if (std::any_of(pairs.begin(), pairs.end(), [](int64_t p) { return p != 0; }) && channel_tiled(weight, windows.shape()[1 + n]))
+    if (std::any_of(pairs.begin(), pairs.end(), [](int64_t p) { return p != 0; }) && channel_block(weight, windows.shape()[1 + n]))
       xp = xp.contiguous();
     DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
     return Function::apply<Conv>({xp.cast(dt), weight.cast(dt)}, s, d);

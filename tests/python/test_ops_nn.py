@@ -58,6 +58,10 @@ CONV2D = {
   "depthwise":    ([(2, 4, 6, 6), (4, 1, 3, 3)], dict(groups=4), dict(groups=4), {}),
   "all_options":  ([(2, 4, 9, 10), (6, 2, 3, 2), (6,)], dict(stride=2, padding=1, dilation=(1, 2), groups=2),
                    dict(stride=2, padding=1, dilation=(1, 2), groups=2), {}),
+  # narrow rows and many channels: the channel tile, its weights packed in blocks of 32 channels (2 blocks),
+  # or of 16 (48 channels)
+  "channel_blocks":    ([(2, 8, 10, 10), (64, 8, 3, 3), (64,)], dict(padding=1), dict(padding=1), {}),
+  "channel_blocks_48": ([(2, 16, 9, 9), (48, 16, 3, 3)], {}, {}, {}),
 }
 
 
