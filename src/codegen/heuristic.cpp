@@ -136,12 +136,13 @@ void Kernel::cache_block(int row, int col, int red) {
 
 // The channel tile (see hand_coded_optimizations). Rows go along a dim where the other loads have no
 // padding mask (one mask per row would be a branch per broadcast): the output's contiguous dim if it
-// qualifies, else one where the other loads are contiguous, else any (a conv's batch). A long reduce then
-// runs in blocks that keep their part of the operands in the L2 cache (BLOCK): every tile of outputs
-// reads them all (a conv's weight gradient reads dy once per input channel and kernel row). The blocks
-// are of the batch, or of image rows when one image's part is already more than a block.
+// qualifies, else one where the other loads are contiguous, else any (a conv's batch). A reduce whose
+// tile reads more than a cache block of the vector operand then runs in blocks that keep their part of
+// the operands in the L2 cache (BLOCK): every tile of outputs reads them all (a conv's weight gradient
+// reads dy once per input channel and kernel row). The blocks are of the batch, or of image rows when
+// one image's part is already more than a block.
 bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
-  constexpr int64_t kLongReduce = 16384, kMaxValues = 1024;
+  constexpr int64_t kMaxValues = 1024;
   const int64_t max_accumulators = accumulators_for(ren_->vector_unit());
   Shape full = full_shape();
   std::vector<int> globals = dims_of(AxisType::GLOBAL), reduces = dims_of(AxisType::REDUCE);
@@ -228,11 +229,13 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       if (row2 >= 0) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row2), rows2});
       if (u > 1) k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), u});
       k.reuse_inside(i);
-      // a long reduce: the outermost reduce dim in blocks whose slice of every load fits kBlockBytes, or
-      // when one index of it reads more (a batch of 28x28 images), the next dim in (their rows)
-      int64_t reduce_size = 1;
-      for (int d : reduces) reduce_size *= full[d];
-      for (size_t r = 0; reduce_size >= kLongReduce && r + 1 < reduces.size(); r++) {
+      // A tile that reads more than a cache block of the vector operand (a weight gradient's dy, not a
+      // conv's weights): the outermost reduce dim in blocks whose slice of every load fits kBlockBytes,
+      // or when one index of it reads more (a batch of 28x28 images), the next dim in (their rows)
+      int64_t tile_bytes = k.sts_[i].real_size() * k.view_dtype(i).itemsize();
+      for (int d : k.dims_of(AxisType::GLOBAL))
+        if (k.stride(i, d) != std::optional<int64_t>{0}) tile_bytes /= k.full_shape()[d];
+      for (size_t r = 0; tile_bytes > kBlockBytes && r + 1 < reduces.size(); r++) {
         int dim = reduces[r];
         int64_t slice = 0;
         loads([&](size_t j) { slice += k.sts_[j].real_size() / std::max<int64_t>(1, full[dim]) * k.view_dtype(j).itemsize(); });
