@@ -172,13 +172,13 @@ namespace {
 // small part of the work. A block is two cache lines of channels (AVX-512's two vectors) or the largest
 // power of two of them below that: the same kernel on every target that tiles the conv.
 int64_t channel_block(const Tensor& w, int64_t out_width) {
-  constexpr int64_t kBlockBytes = 128;
+  constexpr int64_t kTwoCacheLines = 128;
   Compiled& dev = Device::get(w.device());
   int64_t lanes = dev.has_renderer() && w.dtype().is_float() ? dev.renderer().vector_unit().bytes / w.dtype().itemsize() : 0;
   int64_t cout = w.shape()[0];
   if (lanes < 2 || cout % lanes != 0 || out_width % (2 * lanes) == 0 || w.numel() / cout < 4 * lanes) return 0;
   int64_t block = 1;
-  while (block < kBlockBytes / w.dtype().itemsize() && cout % (2 * block) == 0) block *= 2;
+  while (block < kTwoCacheLines / w.dtype().itemsize() && cout % (2 * block) == 0) block *= 2;
   return std::max(block, lanes);
 }
 
