@@ -320,3 +320,19 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
     }
   }
 }
+
+// A row dim of 3 (an input gradient into an image's 3 channels) and a row of 3 vectors (34 columns
+// padded to 48) are a tile of 3 x 3, not 1 x 1: one accumulator waited on each multiply-add (12 -> 1 ms).
+TEST(KernelOpts, RegisterTilesNeedNotBePowersOfTwo) {
+  auto ren = avx512_renderer();
+  std::mt19937 rng(20);
+  Tensor dy = rand_tensor(rng, {1, 64, 32, 32}, dtypes::float32), w = rand_tensor(rng, {64, 3, 3, 3}, dtypes::float32);
+  ScheduleItem si = conv_kernel_of(dy.conv_transpose2d(w));  // (1, 3, 34, 34)
+  Kernel k(si.ast, *ren);
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  int64_t accumulators = 1;
+  for (int d : k.dims_of(AxisType::UPCAST)) accumulators *= k.full_shape()[static_cast<size_t>(d)];
+  EXPECT_GE(accumulators / 16, 9) << opts;
+  expect_close(run(si, k.applied_opts()), run(si, {}), "3-channel input gradient " + opts);
+}

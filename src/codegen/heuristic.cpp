@@ -436,12 +436,15 @@ void Kernel::hand_coded_optimizations() {
         bool wide = row >= 0 && wide_rows_of_b(full[row], full[vec], itemsize, step_rows);
         int64_t rows = wide ? 2 : accumulators_for(unit) / 2;
         if (row >= 0 && pow2_divisor(full[row], rows) < std::max<int64_t>(2, rows / 2)) pad_for(row, rows);
+        // (3 rows, a conv's input gradient into an image's 3 channels, are a tile of 3, not 1)
         int64_t tile_rows = row >= 0 ? pow2_divisor(full_shape()[row], rows) : 1;
+        if (tile_rows == 1 && row >= 0) tile_rows = divisor(full_shape()[row], rows);
         if (tile_rows > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, row), tile_rows});
         // the accumulators that few rows leave go to more vectors along the row (all of them in a
         // matrix-vector product): each row of B is then read 512 contiguous bytes at a time, not a
         // strided 128, which DRAM serves at a fraction of its speed
-        int64_t vectors = pow2_divisor(full_shape()[vec], std::clamp<int64_t>(accumulators_for(unit) / tile_rows, 2, 8));
+        int64_t cap = std::clamp<int64_t>(accumulators_for(unit) / tile_rows, 2, 8), vectors = pow2_divisor(full_shape()[vec], cap);
+        if (vectors == 1) vectors = divisor(full_shape()[vec], cap);  // (a 48-wide padded row: 3 vectors)
         if (vectors > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), vectors});
         // unroll the reduce by 4, or wholly when it is short (a conv's 3-wide window: its padding
         // masks then become constants per lane)
