@@ -165,6 +165,26 @@ TEST(KernelOpts, ChannelTileBlocksALongReduce) {
   expect_close(run(si, k.applied_opts()), run(si, {}), "blocked channel tile " + opts);
 }
 
+// A 1x1 conv over whole images is a matmul: its view merges the image's rows into one 3136-wide row,
+// which makes whole vectors, so the conv is no channel tile and its channels stay one dim of 64 rows,
+// which go innermost (each column panel of the image is read once for all of them). Split in channel
+// blocks of 32 they were too few rows for that: every block read the whole image from L3 (256->64 on
+// 8 56x56 images: 6.2 -> 3.8 ms, torch 3.2).
+TEST(KernelOpts, OneByOneConvIsAMatmul) {
+  auto ren = avx512_renderer();
+  std::mt19937 rng(16);
+  Tensor x = rand_tensor(rng, {1, 256, 56, 56}, dtypes::float32), w = rand_tensor(rng, {64, 256, 1, 1}, dtypes::float32);
+  ScheduleItem si = conv_kernel_of(x.conv2d(w));
+  Kernel k(si.ast, *ren);
+  Shape full = k.full_shape();
+  EXPECT_NE(std::find(full.begin(), full.end(), 3136), full.end());
+  EXPECT_NE(std::find(full.begin(), full.end(), 64), full.end());
+  k.hand_coded_optimizations();
+  std::string opts = opts_str(k.applied_opts());
+  EXPECT_THAT(opts, HasSubstr("SWAP")) << opts;
+  expect_close(run(si, k.applied_opts()), run(si, {}), "1x1 conv " + opts);
+}
+
 // Weight gradients of larger images: one image's slice of x and dy fills most of a cache block, or more,
 // so the blocks are of one image, or of rows of every image (a batch of 32 28x28 images, 32->64 channels:
 // 6.4 -> 2.4 ms on AVX-512, 2.9x torch's time before). What decides is the bytes of dy a tile reads, not
@@ -319,6 +339,62 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
       expect_close(run(si, k.applied_opts()), want, what);
     }
   }
+}
+
+// ---- the multiply-adds a conv's kernels do ----------------------------------------------------------
+
+// Outputs x reduce of every kernel of `out` that reduces (the multiply-adds of a conv's kernels, a
+// window counted whole).
+static int64_t reduce_work(const Tensor& out) {
+  int64_t work = 0;
+  for (const ScheduleItem& si : create_schedule({out.lazydata()})) {
+    if (!si.is_kernel()) continue;
+    bool reduce = false;
+    for (const UOpPtr& u : si.ast->toposort()) reduce |= u->op == Ops::REDUCE_AXIS;
+    if (reduce) work += prod(Kernel(si.ast, Device::get("CPU").renderer()).full_shape());
+  }
+  return work;
+}
+
+// A strided transposed conv (a strided conv's input gradient) is one stride-1 transposed conv per phase
+// of the output, each with the kernel taps that reach it: dilating the input with zeros instead
+// multiplied them by 3/4 of the weights at stride 2 (a 7x7 stride-2 stem's input gradient took 0.95 s).
+TEST(ConvKernels, StridedTransposedConvMultipliesNoInsertedZeros) {
+  std::mt19937 rng(17);
+  Tensor dy = rand_tensor(rng, {2, 8, 7, 7}, dtypes::float32), w = rand_tensor(rng, {8, 4, 3, 3}, dtypes::float32);
+  Tensor out = dy.conv_transpose2d(w, std::nullopt, 1, {2}, {1}, {1}, {1});  // (2, 4, 14, 14)
+  int64_t taps = 2 * 8 * 7 * 7 * 4 * 3 * 3;  // each input element times each weight it meets
+  EXPECT_LE(reduce_work(out), taps * 3 / 2);
+}
+
+// A strided conv's weight gradient, a conv of x by dy, reads only the rows of x its windows reached: a
+// stride-2 1x1 conv of 8x8 images is 1-row windows 2 apart, whose conv over all of x made 2x2 outputs
+// of which 3 were cropped.
+TEST(ConvKernels, StridedConvWeightGradientComputesOnlyTheKernel) {
+  std::mt19937 rng(18);
+  Tensor x = rand_tensor(rng, {2, 16, 8, 8}, dtypes::float32), w = rand_tensor(rng, {32, 16, 1, 1}, dtypes::float32);
+  Tensor g = rand_tensor(rng, {2, 32, 4, 4}, dtypes::float32);
+  w.requires_grad_();
+  (x.conv2d(w, std::nullopt, 1, {2}) * g).sum().backward();
+  EXPECT_LE(reduce_work(w.grad()), int64_t{16} * 32 * 2 * 4 * 4);
+}
+
+// A conv that is no channel tile (one input channel) whose weight gradient is one copies its padded
+// image for it: under the padding's masks that gradient ran 20x slower (1->32 channels, 5x5, padding 2
+// on 64 28x28 images: 54 ms, torch 4 ms in all).
+TEST(ConvKernels, PaddedImageIsCopiedForTheWeightGradientsTile) {
+  std::mt19937 rng(19);
+  Tensor x = rand_tensor(rng, {4, 1, 12, 12}, dtypes::float32), w = rand_tensor(rng, {32, 1, 5, 5}, dtypes::float32);
+  Tensor g = rand_tensor(rng, {4, 32, 12, 12}, dtypes::float32);
+  w.requires_grad_();
+  (x.conv2d(w, std::nullopt, 1, {1}, {1}, {2}) * g).sum().backward();
+  bool copied = false;  // a kernel that writes the padded image (4 x 1 x 16 x 16), reducing nothing
+  for (const ScheduleItem& si : create_schedule({w.grad().lazydata()})) {
+    bool reduce = false;
+    for (const UOpPtr& u : si.ast->toposort()) reduce |= u->op == Ops::REDUCE_AXIS;
+    copied |= si.is_kernel() && !reduce && prod(si.outputs[0]->shape()) == 4 * 16 * 16;
+  }
+  EXPECT_TRUE(copied);
 }
 
 // A row dim of 3 (an input gradient into an image's 3 channels) and a row of 3 vectors (34 columns

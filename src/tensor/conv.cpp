@@ -164,22 +164,35 @@ Tensor Tensor::unfold(int dim, int64_t size, int64_t step) const {
 
 namespace {
 
-// The output channels of a block that a conv (one group) of weights w with output rows `out_width` wide
-// reads as whole vectors, in the heuristics' channel tile (heuristic.cpp), or 0 when it is not one: the
-// tile for where the output's rows would give short vectors or no pairs of them (a 20-wide row makes
-// 4-float vectors of AVX-512's 16-float registers; a 24-wide one three 8-float vectors on AVX2, one per
-// register-tile row), over a reduce long enough that the channel-strided stores of the outputs are a
-// small part of the work. A block is two cache lines of channels (AVX-512's two vectors) or the largest
-// power of two of them below that: the same kernel on every target that tiles the conv.
-int64_t channel_block(const Tensor& w, int64_t out_width) {
+// The output channels of a block that a conv (one group) of weights w (Cout, C, *kernel) over a padded
+// input of spatial shape `in` to `out` with stride s reads as whole vectors, in the heuristics' channel
+// tile (heuristic.cpp), or 0 when it is not one: the tile for where the kernel's output rows would give
+// short vectors or no pairs of them (a 20-wide row makes 4-float vectors of AVX-512's 16-float
+// registers; a 24-wide one three 8-float vectors on AVX2, one per register-tile row), over a reduce long
+// enough that the channel-strided stores of the outputs are a small part of the work. The kernel's row is
+// the output's last dim and those before it that the input's view merges with it (a 1x1 conv's whole
+// image: 56x56 makes 3136-wide rows, a matmul's). A block is two cache lines of channels (AVX-512's two
+// vectors) or the largest power of two of them below that: the same kernel on every target that tiles.
+int64_t channel_block(const Shape& w, DType dt, const std::string& device, const Shape& in, const Shape& out, const Shape& s) {
   constexpr int64_t kTwoCacheLines = 128;
-  Compiled& dev = Device::get(w.device());
-  int64_t lanes = dev.has_renderer() && w.dtype().is_float() ? dev.renderer().vector_unit().bytes / w.dtype().itemsize() : 0;
-  int64_t cout = w.shape()[0];
-  if (lanes < 2 || cout % lanes != 0 || out_width % (2 * lanes) == 0 || w.numel() / cout < 4 * lanes) return 0;
+  Compiled& dev = Device::get(device);
+  int64_t lanes = dev.has_renderer() && dt.is_float() ? dev.renderer().vector_unit().bytes / dt.itemsize() : 0;
+  int64_t cout = w[0], row = out.back();
+  for (size_t j = out.size() - 1; j > 0 && w[2 + j] == 1 && s[j] == 1 && in[j] == out[j] && s[j - 1] == 1; j--) row *= out[j - 1];
+  if (lanes < 2 || cout % lanes != 0 || row % (2 * lanes) == 0 || prod(w) / cout < 4 * lanes) return 0;
   int64_t block = 1;
-  while (block < kTwoCacheLines / w.dtype().itemsize() && cout % (2 * block) == 0) block *= 2;
+  while (block < kTwoCacheLines / dt.itemsize() && cout % (2 * block) == 0) block *= 2;
   return std::max(block, lanes);
+}
+int64_t channel_block(const Tensor& w, const Shape& in, const Shape& out, const Shape& s) {
+  return channel_block(w.shape(), w.dtype(), w.device(), in, out, s);
+}
+
+// The rows of the input (per spatial dim) that a conv's windows reach: its weight gradient reads no others
+Shape reach(const Shape& out, const Shape& k, const Shape& s, const Shape& d) {
+  Shape r;
+  for (size_t j = 0; j < out.size(); j++) r.push_back((out[j] - 1) * s[j] + (k[j] - 1) * d[j] + 1);
+  return r;
 }
 
 // The weights (Cout, C, *kernel) packed for the channel tile's vector loads: a copy laid out as
@@ -212,7 +225,7 @@ Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
   };
-  int64_t block = groups == 1 ? channel_block(weight, oyx.back()) : 0;
+  int64_t block = groups == 1 ? channel_block(weight, Shape(x_padded.shape().begin() + 2, x_padded.shape().end()), oyx, s) : 0;
   Shape channels = block ? Shape{rcout / block, block} : Shape{rcout};  // the kernel's output-channel dims
   int c = static_cast<int>(channels.size());
   Shape xs = shape_of({bs, groups, cin}, Shape(channels.size(), 1), shape_of(oyx, hw, {})),
@@ -242,8 +255,12 @@ std::optional<Tensor> conv_skipping_padding(const Tensor& x, const Tensor& wf, c
   size_t n = d.size();
   std::vector<std::pair<int64_t, int64_t>> last(n + 2, {0, 0}), rest(n + 2, {0, 0});
   for (size_t j = 0; j < n; j++) (j + 1 == n ? last : rest)[2 + j] = pad[j];
-  int64_t out_width = x.shape().back() + pad.back().first + pad.back().second - d.back() * (wf.shape().back() - 1);
-  if (n < 2 || !channel_block(wf, out_width)) return std::nullopt;
+  Shape in, out;
+  for (size_t j = 0; j < n; j++) {
+    in.push_back(x.shape()[2 + j] + pad[j].first + pad[j].second);
+    out.push_back(in.back() - d[j] * (wf.shape()[2 + j] - 1));
+  }
+  if (n < 2 || !channel_block(wf, in, out, Shape(n, 1))) return std::nullopt;
   Tensor xp = x.pad(last).contiguous();
   Tensor present = Tensor::ones(xp.shape(), dtypes::bool_, xp.device()).pad(rest);
   return conv_windows(xp.pad(rest), wf, 1, Shape(n, 1), d, "conv_transpose2d", present);
@@ -286,10 +303,13 @@ struct Conv : Function {
     }
     if (needs_input_grad[1]) {
       // dw[o, c, *k] = sum over (batch, *out) of dy[b, o, *out] x[b, c, out*s + k*d]: a conv of x seen as
-      // (C, N, *in) by dy seen as (O, N, *out), stride d and dilation s, cropped to the kernel
+      // (C, N, *in) by dy seen as (O, N, *out), stride d and dilation s, over the rows the windows reach
+      // (a stride-2 1x1 conv's x is 2x2 windows of 1 row each: all of x made 4 outputs, 3 cropped)
       std::vector<int> swap{1, 0};
-      for (size_t j = 0; j < n; j++) swap.push_back(static_cast<int>(2 + j));
-      Tensor r = tx.permute(swap).conv2d(g.permute(swap), std::nullopt, 1, d, s, {0});  // (C, O, *k')
+      std::vector<std::pair<int64_t, int64_t>> reached{{0, tx.shape()[0]}, {0, tx.shape()[1]}};
+      Shape rows = reach(out, k, s, d);
+      for (size_t j = 0; j < n; j++) swap.push_back(static_cast<int>(2 + j)), reached.emplace_back(0, rows[j]);
+      Tensor r = tx.shrink(reached).permute(swap).conv2d(g.permute(swap), std::nullopt, 1, d, s, {0});  // (C, O, *k)
       std::vector<std::pair<int64_t, int64_t>> crop{{0, r.shape()[0]}, {0, r.shape()[1]}};
       for (size_t j = 0; j < n; j++) crop.emplace_back(0, k[j]);
       dw = r.shrink(crop).permute(swap).lazydata();
@@ -297,6 +317,67 @@ struct Conv : Function {
     return {dx, dw};
   }
 };
+
+// A transposed conv with stride s > 1 (no dilation) as s^n stride-1 ones, one per phase of the output:
+// the full output row Y = s*i + k gets taps k = r, r + s, r + 2s... of the kernel at the rows Y = s*Y' + r,
+// so phase r is the stride-1 transposed conv of x by those taps, and the phases interleave. The
+// stride-1 convs take conv_skipping_padding's path; dilating x by s - 1 zeros between its rows instead
+// multiplied by zeros in all but 1/s^n of the multiply-adds, under a mask per load (a 7x7 stride-2
+// stem's input gradient on 8 224x224 images took 0.95 s). A phase with no taps is zeros.
+Tensor strided_transposed_conv(const Tensor& x, const Tensor& weight, int64_t groups, const Shape& s, const Shape& p, const Shape& op_) {
+  size_t n = s.size();
+  int64_t cout = weight.shape()[1] * groups;
+  Shape lengths, full;  // per dim: the rows of each phase; the full output's rows (before the padding crop)
+  for (size_t j = 0; j < n; j++) {
+    full.push_back((x.shape()[2 + j] - 1) * s[j] + weight.shape()[2 + j] + op_[j]);
+    lengths.push_back((full[j] + s[j] - 1) / s[j]);
+  }
+  int64_t phases = prod(s);
+  std::vector<Tensor> outs;
+  for (int64_t ph = 0; ph < phases; ph++) {
+    Shape r(n);  // this phase's row offset per dim, the last dim fastest
+    for (int64_t rem = ph, j = static_cast<int64_t>(n) - 1; j >= 0; j--) r[j] = rem % s[j], rem /= s[j];
+    std::vector<std::pair<int64_t, int64_t>> taps{{0, weight.shape()[0]}, {0, weight.shape()[1]}};
+    Shape grouped(weight.shape().begin(), weight.shape().begin() + 2);
+    std::vector<std::pair<int64_t, int64_t>> pick{{0, weight.shape()[0]}, {0, weight.shape()[1]}};
+    bool any = true;
+    for (size_t j = 0; j < n; j++) {
+      int64_t k = weight.shape()[2 + j], m = k > r[j] ? (k - r[j] + s[j] - 1) / s[j] : 0;  // taps r, r + s, ... below k
+      any &= m > 0;
+      taps.emplace_back(0, m * s[j]);  // (padded to whole strides, then every s-th from r)
+      grouped.insert(grouped.end(), {m, s[j]});
+      pick.insert(pick.end(), {{0, m}, {r[j], r[j] + 1}});
+    }
+    Shape out_shape{x.shape()[0], cout};
+    out_shape.insert(out_shape.end(), lengths.begin(), lengths.end());
+    if (!any) {
+      outs.push_back(Tensor::zeros(out_shape, x.dtype(), x.device()));
+      continue;
+    }
+    std::vector<std::pair<int64_t, int64_t>> pad_taps{{0, 0}, {0, 0}};
+    for (size_t j = 0; j < n; j++) pad_taps.emplace_back(0, std::max<int64_t>(0, taps[2 + j].second - weight.shape()[2 + j]));
+    Shape sub(weight.shape().begin(), weight.shape().begin() + 2);
+    for (size_t j = 0; j < n; j++) sub.push_back(pick[2 + 2 * j].second);
+    Tensor w = weight.pad(pad_taps).shrink(taps).reshape(grouped).shrink(pick).reshape(sub);
+    Tensor y = x.conv_transpose2d(w, std::nullopt, groups);  // (N, Cout, H + m - 1, ...): no row past `lengths`
+    std::vector<std::pair<int64_t, int64_t>> fill{{0, 0}, {0, 0}};
+    for (size_t j = 0; j < n; j++) fill.emplace_back(0, lengths[j] - y.shape()[2 + j]);
+    outs.push_back(y.pad(fill));
+  }
+  // (phases, N, Cout, *lengths) -> (N, Cout, length0, s0, length1, s1, ...) -> the rows interleaved
+  Shape split(s.begin(), s.end());
+  split.insert(split.end(), {x.shape()[0], cout});
+  split.insert(split.end(), lengths.begin(), lengths.end());
+  std::vector<int> order{static_cast<int>(n), static_cast<int>(n) + 1};
+  Shape merged{x.shape()[0], cout};
+  std::vector<std::pair<int64_t, int64_t>> crop{{0, x.shape()[0]}, {0, cout}};
+  for (size_t j = 0; j < n; j++) {
+    order.insert(order.end(), {static_cast<int>(n + 2 + j), static_cast<int>(j)});
+    merged.push_back(lengths[j] * s[j]);
+    crop.emplace_back(p[j], full[j] - p[j]);
+  }
+  return Tensor::stack(outs).reshape(split).permute(order).reshape(merged).shrink(crop);
+}
 
 }  // namespace
 
@@ -320,8 +401,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     Tensor windows = pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
     // the channel tile reads the image as broadcast scalars, one per row of its tile: a padded image is
     // copied with its zeros first, rather than read under a mask per row (a transposed conv pads by the
-    // kernel's size)
-    if (std::any_of(pairs.begin(), pairs.end(), [](int64_t p) { return p != 0; }) && channel_block(weight, windows.shape()[1 + n]))
+    // kernel's size). So does the weight gradient's, a conv of x by dy, when it is a channel tile (a
+    // 1->32 channel 5x5 conv with padding 2 is none, its weight gradient is: 54 ms under the masks).
+    Shape in(xp.shape().begin() + 2, xp.shape().end()), out(windows.shape().begin() + 2, windows.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
+    Shape dy{cout, shape()[0]};
+    dy.insert(dy.end(), out.begin(), out.end());
+    bool dw_tiled = weight.requires_grad().value_or(false) && channel_block(dy, weight.dtype(), device(), reach(out, hw, s, d), hw, d);
+    if (std::any_of(pairs.begin(), pairs.end(), [](int64_t p) { return p != 0; }) && (channel_block(weight, in, out, s) || dw_tiled))
       xp = xp.contiguous();
     DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
     return Function::apply<Conv>({xp.cast(dt), weight.cast(dt)}, s, d);
@@ -354,6 +440,8 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
              " and dilation ", dilation, " give output size ", out, " in spatial dim ", j);
   }
   if (bias) TG_CHECK(bias->ndim() == 1 && bias->shape()[0] == rcout * groups, op, ": bias ", bias->shape(), " must have shape (", rcout * groups, ",)");
+  bool strided = std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; });
+  if (strided && std::all_of(d.begin(), d.end(), [](int64_t v) { return v == 1; })) return with_bias(strided_transposed_conv(*this, weight, groups, s, p, op_), bias);
   // the transposed conv is a conv with the kernel flipped and in/out channels swapped per group
   Shape wg{groups, cin / groups, rcout};
   wg.insert(wg.end(), hw.begin(), hw.end());
@@ -362,9 +450,9 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   Shape wf{groups * rcout, cin / groups};
   wf.insert(wf.end(), hw.begin(), hw.end());
   Tensor w = weight.reshape(wg).transpose(1, 2).flip(flip_axes).reshape(wf);
-  // dilate the input by the stride: s-1 zeros between neighbours
+  // dilate the input by the stride: s-1 zeros between neighbours (a dilated kernel too: strided_transposed_conv
+  // takes the others)
   Tensor x = *this;
-  bool strided = std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; });
   if (strided) {
     Shape a(shape().begin(), shape().begin() + 2), b = a;
     std::vector<std::pair<int64_t, int64_t>> pad(2, {0, 0}), crop{{0, shape()[0]}, {0, shape()[1]}};

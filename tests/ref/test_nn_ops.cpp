@@ -81,6 +81,20 @@ TEST(NNOps, ConvTranspose2d) {
   check_op({{1, 16, 7, 5}, {16, 32, 5, 5}}, [](auto& x) { return x[0].conv_transpose2d(x[1], std::nullopt, 1, {1}, {1}, {1, 2}); },
            "F.conv_transpose2d(x0, x1, None, padding=(1, 2))");
   check_op({{2, 32, 8, 8}, {16, 32, 3, 3}}, [](auto& x) { return x[0].conv2d(x[1]); }, "F.conv2d(x0, x1)");
+  // strided: one stride-1 transposed conv per phase of the output, interleaved. A kernel narrower than the
+  // stride leaves phases without taps (zeros); 32 channels take the channel tile in each phase; 1 and 3
+  // spatial dims; and a strided conv, whose input gradient is one
+  check_op({{2, 3, 4, 5}, {3, 2, 2, 2}}, [](auto& x) { return x[0].conv_transpose2d(x[1], std::nullopt, 1, {3}, {1}, {0}, {2}); },
+           "F.conv_transpose2d(x0, x1, stride=3, output_padding=2)");
+  check_op({{1, 16, 5, 6}, {16, 32, 5, 5}, {32}}, [](auto& x) { return x[0].conv_transpose2d(x[1], x[2], 1, {2}, {1}, {2}, {1}); },
+           "F.conv_transpose2d(x0, x1, x2, stride=2, padding=2, output_padding=1)", {.atol = 1e-4});  // sums of ~100 terms
+  check_op({{2, 4, 7}, {4, 3, 4}}, [](auto& x) { return x[0].conv_transpose2d(x[1], std::nullopt, 1, {2}, {1}, {1}); },
+           "F.conv_transpose1d(x0, x1, stride=2, padding=1)");
+  check_op({{1, 2, 3, 4, 3}, {2, 2, 3, 2, 3}}, [](auto& x) { return x[0].conv_transpose2d(x[1], std::nullopt, 1, {2, 3, 2}); },
+           "F.conv_transpose3d(x0, x1, stride=(2, 3, 2))");
+  check_op({{2, 32, 9, 9}, {32, 32, 3, 3}}, [](auto& x) { return x[0].conv2d(x[1], std::nullopt, 1, {2}, {1}, {1}); },
+           "F.conv2d(x0, x1, stride=2, padding=1)", {.atol = 1e-4});
+  check_op({{2, 16, 8, 8}, {32, 16, 1, 1}}, [](auto& x) { return x[0].conv2d(x[1], std::nullopt, 1, {2}); }, "F.conv2d(x0, x1, stride=2)");
 }
 
 // ---- pooling -----------------------------------------------------------------------------------------
