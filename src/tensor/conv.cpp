@@ -318,6 +318,20 @@ struct Conv : Function {
   }
 };
 
+// `count` entries of t along dim, `step` apart from `start` (a strided slice: padded past the end to
+// whole steps, split into (count, step), the first of each step kept)
+Tensor every_nth(const Tensor& t, int dim, int64_t start, int64_t step, int64_t count) {
+  size_t d = static_cast<size_t>(dim);
+  std::vector<std::pair<int64_t, int64_t>> pad(t.shape().size(), {0, 0}), range, first;
+  pad[d].second = std::max<int64_t>(0, start + count * step - t.shape()[d]);
+  Shape split = t.shape(), kept = t.shape();
+  split[d] = count, kept[d] = count;
+  split.insert(split.begin() + dim + 1, step);
+  for (size_t i = 0; i < t.shape().size(); i++) range.emplace_back(i == d ? start : 0, i == d ? start + count * step : t.shape()[i]);
+  for (size_t i = 0; i < split.size(); i++) first.emplace_back(0, i == d + 1 ? 1 : split[i]);
+  return t.pad(pad).shrink(range).reshape(split).shrink(first).reshape(kept);
+}
+
 // A transposed conv with stride s > 1 (no dilation) as s^n stride-1 ones, one per phase of the output:
 // the full output row Y = s*i + k gets taps k = r, r + s, r + 2s... of the kernel at the rows Y = s*Y' + r,
 // so phase r is the stride-1 transposed conv of x by those taps, and the phases interleave. The
@@ -337,28 +351,19 @@ Tensor strided_transposed_conv(const Tensor& x, const Tensor& weight, int64_t gr
   for (int64_t ph = 0; ph < phases; ph++) {
     Shape r(n);  // this phase's row offset per dim, the last dim fastest
     for (int64_t rem = ph, j = static_cast<int64_t>(n) - 1; j >= 0; j--) r[j] = rem % s[j], rem /= s[j];
-    std::vector<std::pair<int64_t, int64_t>> taps{{0, weight.shape()[0]}, {0, weight.shape()[1]}};
-    Shape grouped(weight.shape().begin(), weight.shape().begin() + 2);
-    std::vector<std::pair<int64_t, int64_t>> pick{{0, weight.shape()[0]}, {0, weight.shape()[1]}};
+    Tensor w = weight;  // the taps r, r + s, ... of each spatial dim
     bool any = true;
     for (size_t j = 0; j < n; j++) {
-      int64_t k = weight.shape()[2 + j], m = k > r[j] ? (k - r[j] + s[j] - 1) / s[j] : 0;  // taps r, r + s, ... below k
+      int64_t k = weight.shape()[2 + j], m = k > r[j] ? (k - r[j] + s[j] - 1) / s[j] : 0;
       any &= m > 0;
-      taps.emplace_back(0, m * s[j]);  // (padded to whole strides, then every s-th from r)
-      grouped.insert(grouped.end(), {m, s[j]});
-      pick.insert(pick.end(), {{0, m}, {r[j], r[j] + 1}});
+      if (m > 0) w = every_nth(w, static_cast<int>(2 + j), r[j], s[j], m);
     }
-    Shape out_shape{x.shape()[0], cout};
-    out_shape.insert(out_shape.end(), lengths.begin(), lengths.end());
     if (!any) {
+      Shape out_shape{x.shape()[0], cout};
+      out_shape.insert(out_shape.end(), lengths.begin(), lengths.end());
       outs.push_back(Tensor::zeros(out_shape, x.dtype(), x.device()));
       continue;
     }
-    std::vector<std::pair<int64_t, int64_t>> pad_taps{{0, 0}, {0, 0}};
-    for (size_t j = 0; j < n; j++) pad_taps.emplace_back(0, std::max<int64_t>(0, taps[2 + j].second - weight.shape()[2 + j]));
-    Shape sub(weight.shape().begin(), weight.shape().begin() + 2);
-    for (size_t j = 0; j < n; j++) sub.push_back(pick[2 + 2 * j].second);
-    Tensor w = weight.pad(pad_taps).shrink(taps).reshape(grouped).shrink(pick).reshape(sub);
     Tensor y = x.conv_transpose2d(w, std::nullopt, groups);  // (N, Cout, H + m - 1, ...): no row past `lengths`
     std::vector<std::pair<int64_t, int64_t>> fill{{0, 0}, {0, 0}};
     for (size_t j = 0; j < n; j++) fill.emplace_back(0, lengths[j] - y.shape()[2 + j]);
