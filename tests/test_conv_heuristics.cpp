@@ -365,6 +365,12 @@ TEST(ConvKernels, StridedTransposedConvMultipliesNoInsertedZeros) {
   Tensor out = dy.conv_transpose2d(w, std::nullopt, 1, {2}, {1}, {1}, {1});  // (2, 4, 14, 14)
   int64_t taps = 2 * 8 * 7 * 7 * 4 * 3 * 3;  // each input element times each weight it meets
   EXPECT_LE(reduce_work(out), taps * 3 / 2);
+  // and its gradients, as convs (autograd through the phases' interleave tiled badly)
+  dy.requires_grad_(), w.requires_grad_();
+  Tensor g = rand_tensor(rng, {2, 4, 14, 14}, dtypes::float32);
+  (dy.conv_transpose2d(w, std::nullopt, 1, {2}, {1}, {1}, {1}) * g).sum().backward();
+  EXPECT_LE(reduce_work(dy.grad()), taps * 3 / 2);
+  EXPECT_LE(reduce_work(w.grad()), taps * 3 / 2);
 }
 
 // A strided conv's weight gradient, a conv of x by dy, reads only the rows of x its windows reached: a
