@@ -6,8 +6,8 @@
 //  - loops are blocks with a phi for the loop variable; accumulators (DEFINE_ACC/ASSIGN) live in allocas
 //    that LLVM's mem2reg turns into registers, so every read of one is a load where it is read;
 //  - integer arithmetic wraps (no nsw/nuw: -fwrapv), division, modulo and shifts never trap and give the
-//    README's values, float -> int casts saturate as exec_alu does, floats are never contracted unless
-//    the C contracts them too (the vector exp2's polynomial, MULACC where the target has fma);
+//    README's values, float -> int casts saturate as exec_alu does, floats are never contracted: what the
+//    C contracts (the exp2 polynomial, MULACC) is an explicit llvm.fma where the target has fma;
 //  - bool is i1 in registers and a byte in memory; float16 is a float in registers that every op rounds
 //    back to the half grid, 16 bits in memory (with F16C instructions, or the host's conversions);
 //  - a gated load is a branch around the load, a vector read under a lane mask is llvm.masked.load
@@ -237,7 +237,7 @@ std::string math_call(LLVMCtx& c, const char* fn, DType dt, const std::string& x
 }
 
 // exp2 of a float32 vector or scalar, branch-free (the C's tg_exp2_<vec>): x = n + f with n = round(x), f in
-// [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (contracted to fmas where the target has them); 2^n
+// [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (fmas where the target has them); 2^n
 // applied as two exact power-of-two factors, or by AVX-512's scalef (one rounding either way: the same
 // bits). x clamped to [-151, 129]; NaN passes through. With AVX-512DQ, f is one vreduceps (x - round(x),
 // exact; 0 for +-inf) and n = x - f: no clamp, as scalef itself overflows to inf and underflows to 0
@@ -267,10 +267,18 @@ std::string exp2_vector(LLVMCtx& c, DType d) {
   }
   const double coef[] = {1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2,
                          2.402264791363012e-1, 6.931472028550421e-1, 1.0};
-  std::string p = k(coef[0]);
+  // Horner steps as llvm.fma where the target has fma, else a multiply and an add: never `contract`,
+  // which LLVM honours at run time but not when it folds a constant argument (exp of a pad value
+  // folded in one kernel and computed in another differed by an ulp: fuzz seed 390816)
+  std::string p = k(coef[0]), fma = "@llvm.fma." + mangle(d);
+  if (c.f.fma) c.decls.insert("declare " + t + " " + fma + "(" + t + ", " + t + ", " + t + ") nounwind readnone");
   for (int i = 1; i < 7; i++) {
-    f << "  %m" << i << " = fmul contract " << t << " " << p << ", %f\n"
-      << "  %p" << i << " = fadd contract " << t << " %m" << i << ", " << k(coef[i]) << "\n";
+    if (c.f.fma) {
+      f << "  %p" << i << " = call " << t << " " << fma << "(" << t << " " << p << ", " << t << " %f, " << t << " " << k(coef[i]) << ")\n";
+    } else {
+      f << "  %m" << i << " = fmul " << t << " " << p << ", %f\n"
+        << "  %p" << i << " = fadd " << t << " %m" << i << ", " << k(coef[i]) << "\n";
+    }
     p = "%p" + std::to_string(i);
   }
   if (c.f.avx512f && d.count == 16) {  // p * 2^n in one step: the same single rounding as the two factors
