@@ -10,11 +10,11 @@ Not a test: the numbers depend on the machine (CPU_TARGET=x86-64-v3 ATEN_CPU_CAP
 DNNL_MAX_CPU_ISA=AVX2 holds both sides to AVX2).
 """
 import argparse
-import time
 
 import numpy as np
 import torch
 
+from cnn_convs import best_ms  # (bench/ is the script's directory, on its path)
 from tg import Tensor, TinyJit
 
 SHAPES = [  # batch, in channels, out channels, kernel, image size, stride, padding
@@ -28,16 +28,6 @@ SHAPES = [  # batch, in channels, out channels, kernel, image size, stride, padd
   (8, 32, 32, 3, 112, 1, 1, 32), (8, 96, 96, 3, 112, 2, 1, 96), (8, 144, 144, 3, 56, 1, 1, 144), (8, 576, 576, 3, 14, 1, 1, 576),
   (8, 128, 128, 3, 28, 1, 1, 32),
 ]
-
-
-def best_ms(f, reps):
-  f()
-  best = float("inf")
-  for _ in range(reps):
-    t = time.perf_counter()
-    f()
-    best = min(best, time.perf_counter() - t)
-  return best * 1e3
 
 
 def main():
