@@ -403,7 +403,7 @@ Tensor strided_transposed_conv(const Tensor& x, const Tensor& weight, int64_t gr
 
 // A strided transposed conv (one group, no dilation) as one Function: forward by phases, backward as
 // convs, its adjoints: dx the strided conv of dy by w, dw a conv of dy by x (batch and channels swapped,
-// x's rows s apart) cropped to the kernel. Autograd through the phases' interleave gave kernels the
+// x's rows s apart) whose padding of dy stops at the last tap. Autograd through the phases' interleave gave kernels the
 // heuristics tile badly (128->64 channels, 4x4, stride 2 on 16 16x16 images: 170 ms for the backward).
 struct ConvTranspose : Function {
   ConvTranspose(Shape s, Shape p, Shape op) : s(std::move(s)), p(std::move(p)), op(std::move(op)) {}
@@ -510,8 +510,8 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   Shape wf{groups * rcout, cin / groups};
   wf.insert(wf.end(), hw.begin(), hw.end());
   Tensor w = weight.reshape(wg).transpose(1, 2).flip(flip_axes).reshape(wf);
-  // dilate the input by the stride: s-1 zeros between neighbours (a dilated kernel too: strided_transposed_conv
-  // takes the others)
+  // dilate the input by the stride: s-1 zeros between neighbours (with a dilated kernel, or groups under
+  // autograd: the phases above take the others)
   Tensor x = *this;
   if (strided) {
     Shape a(shape().begin(), shape().begin() + 2), b = a;
