@@ -52,9 +52,34 @@ std::string vector_alu_expr(const UOp& u, RenderCtx& r) {
 
 
 // 2^f on [-1/2, 1/2] but for the last step (p * f + 1): Cephes' exp2f polynomial, in Horner form
-constexpr const char* kExp2Polynomial =
-    "((((1.535336188319500e-4f * f + 1.339887440266574e-3f) * f + 9.618437357674640e-3f) * f + 5.550332471162809e-2f) * f"
-    " + 2.402264791363012e-1f) * f + 6.931472028550421e-1f";
+constexpr const char* kExp2Coefficients[] = {"1.535336188319500e-4f", "1.339887440266574e-3f", "9.618437357674640e-3f", "5.550332471162809e-2f",
+                                              "2.402264791363012e-1f", "6.931472028550421e-1f", "1.0f"};
+
+// 2^f's polynomial in f, p by Horner's rule into `p` (declared by the caller): fmas where the target has
+// them, as the x86 fma builtins for 4, 8 and 16 floats (clang 14 has no elementwise fma; a loop of
+// scalar fmas over the lanes stays scalar, 6x slower) or one lane at a time for other widths, else
+// multiplies and adds (the kernels compile with -ffp-contract=off). Never contracted by a pragma: clang
+// contracts at run time but not where it folds a constant argument (fuzz seed 390816), and the LLVM
+// renderer's llvm.fma must give the same bits.
+std::string exp2_polynomial(const std::string& type, int lanes) {
+  auto splat = [&](const char* c) { return lanes > 1 ? "(" + type + "){} + " + c : std::string(c); };
+  std::string start = "  p = " + splat(kExp2Coefficients[0]) + ";\n", plain = start, each = start, vector = start;
+  std::string builtin = lanes == 16 ? "__builtin_ia32_vfmaddps512_mask" : lanes == 8 ? "__builtin_ia32_vfmaddps256" : "__builtin_ia32_vfmaddps";
+  if (lanes > 1) each = "  for (int i = 0; i < " + std::to_string(lanes) + "; i++) {\n    float q = " + kExp2Coefficients[0] + ";\n";
+  for (int i = 1; i < 7; i++) {
+    const char* c = kExp2Coefficients[i];
+    plain += "  p = p * f + " + splat(c) + ";\n";
+    each += lanes > 1 ? std::string("    q = __builtin_fmaf(q, f[i], ") + c + ");\n" : std::string("  p = __builtin_fmaf(p, f, ") + c + ");\n";
+    vector += "  p = " + builtin + "(p, f, " + splat(c) + (lanes == 16 ? ", (unsigned short)-1, 4" : "") + ");\n";
+  }
+  if (lanes > 1) each += "    p[i] = q;\n  }\n";
+  std::string out;
+  if (lanes == 4 || lanes == 8 || lanes == 16)
+    out += std::string("#if defined(__x86_64__) && defined(") + (lanes == 16 ? "__AVX512F__" : "__FMA__") + ")\n" + vector + "#elif";
+  else
+    out += "#if";
+  return out + " defined(__FMA__)\n" + each + "#else\n" + plain + "#endif\n";
+}
 
 // exp2 on a float32 vector, branch-free so it stays vector code (libm's exp2f is one call per lane):
 // x = n + f with n = round(x), f in [-1/2, 1/2]; 2^f by Cephes' exp2f polynomial (about 1 ulp);
@@ -64,31 +89,26 @@ constexpr const char* kExp2Polynomial =
 std::string exp2_vector(DType d) {
   std::string t = d.name(), m = mask_type(d), w = std::to_string(static_cast<int>(d.count));
   // n = round(x) by adding 1.5 * 2^23: its low mantissa bits are n itself (x is clamped far inside
-  // 2^22). A NaN lane gives some n, but p is NaN there and so is the product. Under clang the
-  // polynomial is contracted to fmas where the target has them (exp2's only rounding changes).
+  // 2^22). A NaN lane gives some n, but p is NaN there and so is the product.
   return "static inline " + t + " tg_exp2_" + t + "(" + t + " x) {\n"
-         "#ifdef __clang__\n#pragma clang fp contract(fast)\n#endif\n"
          "  " + m + " lo = x < -151.0f, hi = x > 129.0f;\n"
          "  x = (" + t + ")((lo & (" + m + ")((" + t + "){} + -151.0f)) | (hi & (" + m + ")((" + t + "){} + 129.0f)) | (~(lo | hi) & (" + m + ")x));\n"
-         "  " + t + " r = x + 12582912.0f, n = r - 12582912.0f, f = x - n;\n"
-         "  " + t + " p = " + kExp2Polynomial + ";\n"
-         "  p = p * f + 1.0f;\n"
+         "  " + t + " r = x + 12582912.0f, n = r - 12582912.0f, f = x - n, p;\n" +
+         exp2_polynomial(t, static_cast<int>(d.count)) +
          "  " + m + " ni = (" + m + ")r - 0x4B400000;\n"
          "  " + m + " n1 = ni >> 1, n2 = ni - n1;\n"
          "  return p * (" + t + ")((n1 + 127) << 23) * (" + t + ")((n2 + 127) << 23);\n"
          "}\n";
 }
 
-// The same exp2 on one float32, operation for operation (the same contractions too): a value computed
+// The same exp2 on one float32, operation for operation (the same fmas too): a value computed
 // in vector code in one kernel and in scalar code in another has the same bits (x - x.max() is 0 at
 // the max). libm's exp2f would round differently.
 std::string exp2_scalar() {
   return "static inline float tg_exp2_float32(float x) {\n"
-         "#ifdef __clang__\n#pragma clang fp contract(fast)\n#endif\n"
          "  x = x < -151.0f ? -151.0f : x > 129.0f ? 129.0f : x;\n"
-         "  float r = x + 12582912.0f, n = r - 12582912.0f, f = x - n;\n"
-         "  float p = " + std::string(kExp2Polynomial) + ";\n"
-         "  p = p * f + 1.0f;\n"
+         "  float r = x + 12582912.0f, n = r - 12582912.0f, f = x - n, p;\n" +
+         exp2_polynomial("float", 1) +
          "  int ni; __builtin_memcpy(&ni, &r, 4); ni -= 0x4B400000;\n"
          "  int n1 = ni >> 1, n2 = ni - n1, e1 = (n1 + 127) << 23, e2 = (n2 + 127) << 23;\n"
          "  float s1, s2; __builtin_memcpy(&s1, &e1, 4); __builtin_memcpy(&s2, &e2, 4);\n"
