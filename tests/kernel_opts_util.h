@@ -93,18 +93,21 @@ inline Tensor rand_tensor(std::mt19937& rng, const Shape& shape, DType dt) {
   return t;
 }
 
+// a kernel that reduces (a conv's, not the copies it makes)
+inline bool reduces(const ScheduleItem& si) {
+  if (!si.is_kernel()) return false;
+  for (const UOpPtr& u : si.ast->toposort())
+    if (u->op == Ops::REDUCE_AXIS) return true;
+  return false;
+}
+
 // The kernels of `out` that reduce, after running the items before them (the copies a conv makes of its
 // padded image and packed weights, which the kernels then read).
 inline std::vector<ScheduleItem> reduce_kernels_of(const Tensor& out) {
-  std::vector<ScheduleItem> schedule = create_schedule({out.lazydata()}), before, reduces;
-  for (auto& si : schedule) {
-    bool reduce = false;
-    if (si.is_kernel())
-      for (const UOpPtr& u : si.ast->toposort()) reduce |= u->op == Ops::REDUCE_AXIS;
-    (reduce || !reduces.empty() ? reduces : before).push_back(si);
-  }
+  std::vector<ScheduleItem> schedule = create_schedule({out.lazydata()}), before, after;
+  for (auto& si : schedule) (reduces(si) || !after.empty() ? after : before).push_back(si);
   run_schedule(before);
-  return reduces;
+  return after;
 }
 // a conv's one kernel, its copies made
 inline ScheduleItem conv_kernel_of(const Tensor& out) {

@@ -215,9 +215,9 @@ TEST(KernelOpts, RowsThatReuseTheVectorOperandRunInsideTheThreadedDim) {
   std::mt19937 rng(15);
   Tensor x = rand_tensor(rng, {1, 64, 28, 28}, dtypes::float32);
   Tensor dy = rand_tensor(rng, {32, 64, 24, 24}, dtypes::float32);
-  std::vector<ScheduleItem> reduces = reduce_kernels_of(x.conv2d(dy));
-  ASSERT_EQ(reduces.size(), 2u);
-  std::optional<ScheduleItem> partial = reduces[0];  // the first of the split reduce's two kernels
+  std::vector<ScheduleItem> kernels = reduce_kernels_of(x.conv2d(dy));
+  ASSERT_EQ(kernels.size(), 2u);
+  std::optional<ScheduleItem> partial = kernels[0];  // the first of the split reduce's two kernels
   std::vector<double> want = run(*partial, {});
   // AVX-512 (its 32 channels are the tile's 2 vectors), AVX2 (4 of its vectors stay an output dim,
   // which has too few items for the threads) and NEON
@@ -347,12 +347,8 @@ TEST(KernelOpts, TilesFitTheTargetsRegisters) {
 // window counted whole).
 static int64_t reduce_work(const Tensor& out) {
   int64_t work = 0;
-  for (const ScheduleItem& si : create_schedule({out.lazydata()})) {
-    if (!si.is_kernel()) continue;
-    bool reduce = false;
-    for (const UOpPtr& u : si.ast->toposort()) reduce |= u->op == Ops::REDUCE_AXIS;
-    if (reduce) work += prod(Kernel(si.ast, Device::get("CPU").renderer()).full_shape());
-  }
+  for (const ScheduleItem& si : create_schedule({out.lazydata()}))
+    if (reduces(si)) work += prod(Kernel(si.ast, Device::get("CPU").renderer()).full_shape());
   return work;
 }
 
@@ -395,11 +391,8 @@ TEST(ConvKernels, PaddedImageIsCopiedForTheWeightGradientsTile) {
   w.requires_grad_();
   (x.conv2d(w, std::nullopt, 1, {1}, {1}, {2}) * g).sum().backward();
   bool copied = false;  // a kernel that writes the padded image (4 x 1 x 16 x 16), reducing nothing
-  for (const ScheduleItem& si : create_schedule({w.grad().lazydata()})) {
-    bool reduce = false;
-    for (const UOpPtr& u : si.ast->toposort()) reduce |= u->op == Ops::REDUCE_AXIS;
-    copied |= si.is_kernel() && !reduce && prod(si.outputs[0]->shape()) == 4 * 16 * 16;
-  }
+  for (const ScheduleItem& si : create_schedule({w.grad().lazydata()}))
+    copied |= si.is_kernel() && !reduces(si) && prod(si.outputs[0]->shape()) == 4 * 16 * 16;
   EXPECT_TRUE(copied);
 }
 

@@ -209,9 +209,9 @@ Tensor packed_by_channel_block(const Tensor& w, int64_t block) {
 }
 
 // The convolution of an already padded input x (N, groups*C, *spatial) by w (Cout, C, *kernel): the windows
-// of x (pool) times w, summed over C and the kernel. Differentiable through its views (used as is for
-// groups > 1). A channel-tiled conv (one group) splits the output channels in blocks (see
-// packed_by_channel_block), as the kernel's dims (Cout / block, block).
+// of x (pool) times w, summed over C and the kernel: Conv's forward, and differentiable through its
+// views (conv_skipping_padding's transposed convs). A channel-tiled conv (one group) splits the output
+// channels in blocks (see packed_by_channel_block), as the kernel's dims (Cout / block, block).
 Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups, const Shape& s, const Shape& d, const char* op,
                     const std::optional<Tensor>& present = std::nullopt) {
   int64_t bs = x_padded.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
@@ -303,33 +303,30 @@ struct Conv : Function {
       bool any = std::any_of(extra.begin(), extra.end(), [](int64_t e) { return e > 0; });
       dx = g.conv_transpose2d(tw, std::nullopt, groups, s, d, {0}, any ? extra : std::vector<int64_t>{0}).lazydata();
     }
-    if (needs_input_grad[1] && groups > 1) {
-      // each group's dw[o, c, *k] = sum over (batch, *out) of dy[b, o, *out] x[b, c, out*s + k*d] as one
-      // reduce of x's windows times dy (a conv of x by dy per group would be a batch of convs)
-      int64_t bs = tx.shape()[0], cg = tw.shape()[1], og = tw.shape()[0] / groups;
-      std::vector<std::pair<int64_t, int64_t>> reached{{0, bs}, {0, tx.shape()[1]}};
-      Shape rows = reach(out, k, s, d), xs{bs, groups, 1, cg}, gs{bs, groups, og, 1};
-      std::vector<int> over{0};
-      for (size_t j = 0; j < n; j++) {
-        reached.emplace_back(0, rows[j]);
-        over.push_back(static_cast<int>(4 + j));
-      }
-      xs.insert(xs.end(), out.begin(), out.end()), xs.insert(xs.end(), k.begin(), k.end());
-      gs.insert(gs.end(), out.begin(), out.end()), gs.insert(gs.end(), n, 1);
-      Tensor terms = pool(tx.shrink(reached), k, s, d, "conv2d").reshape(xs) * g.reshape(gs);  // (N, G, og, cg, *out, *k)
-      dw = terms.sum(over).reshape(tw.shape()).lazydata();
-    } else if (needs_input_grad[1]) {
-      // dw[o, c, *k] = sum over (batch, *out) of dy[b, o, *out] x[b, c, out*s + k*d]: a conv of x seen as
-      // (C, N, *in) by dy seen as (O, N, *out), stride d and dilation s, over the rows the windows reach
-      // (a stride-2 1x1 conv's x is 2x2 windows of 1 row each: all of x made 4 outputs, 3 cropped)
-      std::vector<int> swap{1, 0};
+    if (needs_input_grad[1]) {
+      // dw[o, c, *k] = sum over (batch, *out) of dy[b, o, *out] x[b, c, out*s + k*d], over the rows of x
+      // the windows reach (a stride-2 1x1 conv's x is 2x2 windows of 1 row each: all of x made 4 outputs)
       std::vector<std::pair<int64_t, int64_t>> reached{{0, tx.shape()[0]}, {0, tx.shape()[1]}};
       Shape rows = reach(out, k, s, d);
-      for (size_t j = 0; j < n; j++) swap.push_back(static_cast<int>(2 + j)), reached.emplace_back(0, rows[j]);
-      Tensor r = tx.shrink(reached).permute(swap).conv2d(g.permute(swap), std::nullopt, 1, d, s, {0});  // (C, O, *k)
-      std::vector<std::pair<int64_t, int64_t>> crop{{0, r.shape()[0]}, {0, r.shape()[1]}};
-      for (size_t j = 0; j < n; j++) crop.emplace_back(0, k[j]);
-      dw = r.shrink(crop).permute(swap).lazydata();
+      for (size_t j = 0; j < n; j++) reached.emplace_back(0, rows[j]);
+      Tensor xr = tx.shrink(reached);
+      if (groups > 1) {
+        // each group's sum as one reduce of x's windows times dy (a conv of x by dy per group would be a
+        // batch of convs)
+        int64_t bs = tx.shape()[0], cg = tw.shape()[1], og = tw.shape()[0] / groups;
+        Shape xs{bs, groups, 1, cg}, gs{bs, groups, og, 1};
+        std::vector<int> over{0};
+        for (size_t j = 0; j < n; j++) over.push_back(static_cast<int>(4 + j));
+        xs.insert(xs.end(), out.begin(), out.end()), xs.insert(xs.end(), k.begin(), k.end());
+        gs.insert(gs.end(), out.begin(), out.end()), gs.insert(gs.end(), n, 1);
+        Tensor terms = pool(xr, k, s, d, "conv2d").reshape(xs) * g.reshape(gs);  // (N, G, og, cg, *out, *k)
+        dw = terms.sum(over).reshape(tw.shape()).lazydata();
+      } else {
+        // a conv of x seen as (C, N, *in) by dy seen as (O, N, *out), stride d and dilation s: (C, O, *k)
+        std::vector<int> swap{1, 0};
+        for (size_t j = 0; j < n; j++) swap.push_back(static_cast<int>(2 + j));
+        dw = xr.permute(swap).conv2d(g.permute(swap), std::nullopt, 1, d, s, {0}).permute(swap).lazydata();
+      }
     }
     return {dx, dw};
   }
