@@ -2,13 +2,15 @@
 """The convolutions of examples/beautiful_mnist's CNN, forward and both backward convs of each layer, tg
 against PyTorch (CPU, the same thread count), in one run: ms and GFLOP/s per conv, and the ratio.
 
-  PYTHONPATH=build/python /usr/bin/python3 bench/cnn_convs.py [--bs 512] [--threads 2] [--reps 10] [--layers "32,64,3,28;..."]
+  PYTHONPATH=build/python /usr/bin/python3 bench/cnn_convs.py [--bs 512] [--threads 2] [--reps 10] [--layers "32,64,3,28;..."] [--keep-memory]
 
 tg runs each conv under TinyJit (its replays are the kernels alone) and computes the gradients as its
 autograd does (a transposed conv for dx, a conv of x by dy for dw); torch uses aten's
-convolution_backward, what its autograd calls. Not a test: the numbers depend on the machine.
+convolution_backward, what its autograd calls. --keep-memory tells glibc's malloc to keep what torch frees
+(see keep_freed_memory). Not a test: the numbers depend on the machine.
 """
 import argparse
+import ctypes
 import time
 
 import numpy as np
@@ -17,6 +19,16 @@ import torch
 from tg import Tensor, TinyJit
 
 LAYERS = [("c1", 1, 32, 5, 28, 0), ("c2", 32, 32, 5, 24, 0), ("c3", 32, 64, 3, 10, 0), ("c4", 64, 64, 3, 8, 0)]  # name, cin, cout, k, in size, padding
+
+
+def keep_freed_memory():
+  """glibc's malloc keeps what is freed for the next allocation: nothing from mmap, no trimming of the heap.
+  torch's CPU allocator frees its large blocks back to the OS after each op, and on a VM the page faults of
+  taking them back can cost more than the arithmetic (a Firecracker VM on Zen 5: its step 394 -> 162 ms).
+  tg's buffers are cached either way."""
+  libc = ctypes.CDLL("libc.so.6")
+  M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
+  if not (libc.mallopt(M_MMAP_MAX, 0) and libc.mallopt(M_TRIM_THRESHOLD, 2**30)): raise RuntimeError("mallopt failed")
 
 
 def best_ms(f, reps):
@@ -35,7 +47,9 @@ def main():
   ap.add_argument("--threads", type=int, default=2)
   ap.add_argument("--reps", type=int, default=10)
   ap.add_argument("--layers", help="other convs instead of the model's: 'cin,cout,k,size[,padding];...' (stride 1)")
+  ap.add_argument("--keep-memory", action="store_true", help="glibc's malloc keeps what torch frees")
   args = ap.parse_args()
+  if args.keep_memory: keep_freed_memory()
   layers = LAYERS
   if args.layers:
     layers = [(f"l{i}", *(list(map(int, spec.split(","))) + [0])[:5]) for i, spec in enumerate(args.layers.split(";"), 1)]

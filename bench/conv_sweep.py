@@ -4,7 +4,7 @@ new user tries first (CIFAR and ResNet layers, stems with 1-3 input channels, st
 against PyTorch (CPU, the same thread count), in one run: ms per step and the ratio. It finds the shapes
 whose kernels fall off a cliff; bench/cnn_convs.py times the three convs of one layer apart.
 
-  PYTHONPATH=build/python /usr/bin/python3 bench/conv_sweep.py [--threads 2] [--reps 3] [--shapes "bs,cin,cout,k,size,stride,pad[,groups];..."]
+  PYTHONPATH=build/python /usr/bin/python3 bench/conv_sweep.py [--threads 2] [--reps 3] [--shapes "bs,cin,cout,k,size,stride,pad[,groups];..."] [--keep-memory]
 
 Not a test: the numbers depend on the machine (CPU_TARGET=x86-64-v3 ATEN_CPU_CAPABILITY=avx2
 DNNL_MAX_CPU_ISA=AVX2 holds both sides to AVX2).
@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 import torch
 
-from cnn_convs import best_ms  # (bench/ is the script's directory, on its path)
+from cnn_convs import best_ms, keep_freed_memory  # (bench/ is the script's directory, on its path)
 from tg import Tensor, TinyJit
 
 SHAPES = [  # batch, in channels, out channels, kernel, image size, stride, padding
@@ -35,7 +35,9 @@ def main():
   ap.add_argument("--threads", type=int, default=2)
   ap.add_argument("--reps", type=int, default=3)
   ap.add_argument("--shapes", help="'bs,cin,cout,k,size,stride,pad[,groups];...' instead of the default list")
+  ap.add_argument("--keep-memory", action="store_true", help="glibc's malloc keeps what torch frees")
   args = ap.parse_args()
+  if args.keep_memory: keep_freed_memory()
   torch.set_num_threads(args.threads)
   shapes = [tuple(map(int, s.split(","))) for s in args.shapes.split(";")] if args.shapes else SHAPES
   rng = np.random.default_rng(0)
