@@ -87,7 +87,9 @@ LBPtr Tan::forward(Inputs xs) { return save(ret, xs[0]->e(Ops::TAN)); }
 std::vector<LBPtr> Tan::backward(const LBPtr& g) { return {mul(add(c(ret, 1), mul(ret, ret)), g)}; }  // 1 + tan^2
 
 LBPtr Relu::forward(Inputs x) { return save(ret, x[0]->e(Ops::MAX, {c(x[0], 0)})); }
-std::vector<LBPtr> Relu::backward(const LBPtr& g) { return {mul(c(ret, 0)->e(Ops::CMPLT, {ret})->cast(g->dtype), g)}; }
+// g where the output is positive, else 0: as torch, a NaN or inf gradient does not leak through as 0 x inf
+// (and a select is one op, where a mask cast to floats and multiplied was two)
+std::vector<LBPtr> Relu::backward(const LBPtr& g) { return {c(ret, 0)->e(Ops::CMPLT, {ret})->e(Ops::WHERE, {g, c(g, 0)})}; }
 
 LBPtr Log::forward(Inputs xs) { return mul(save(x, xs[0])->e(Ops::LOG2), c(xs[0], kLn2)); }
 std::vector<LBPtr> Log::backward(const LBPtr& g) { return {mul(g, recip(x))}; }

@@ -125,3 +125,14 @@ def test_pow_chain_rule():
 def test_pow_ints_have_no_grad():
   assert (Tensor([1, 2, 3]) ** 2).numpy().tolist() == [1, 4, 9]
   assert (Tensor([1, 2]) ** Tensor([3, 2])).numpy().tolist() == [1, 4]
+
+
+def test_relu_gradient_is_zero_where_the_output_is_not_positive():
+  # torch's relu backward selects the gradient (threshold_backward): an inf or NaN gradient where the
+  # output is 0 gives 0 there, not 0 x inf = NaN; so do leaky_relu's and relu6's (composed from relu)
+  xs, gs = [-1.0, 0.0, 2.0, -3.0, 4.0], [float("nan"), float("inf"), float("inf"), -float("inf"), float("nan")]
+  for f in [lambda t: t.relu(), lambda t: t.relu() * 3]:
+    x, xt = Tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+    f(x).backward(Tensor(gs))
+    f(xt).backward(torch.tensor(gs))
+    np.testing.assert_equal(x.grad.numpy(), xt.grad.numpy())
