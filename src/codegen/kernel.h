@@ -93,6 +93,7 @@ class Kernel {
   void cache_block(int row, int col, int red);  // heuristic steps (heuristic.cpp)
   bool channel_tile(int64_t lanes, bool lanes_along_output);
   bool dot_tile(int64_t lanes, int col, int red);
+  bool window_tile(int64_t lanes, int red);
   void reuse_inside(size_t vector_load);
   void pad_to(int dim, int64_t amount);
   int insert_point(AxisType t) const;       // where a new dim of this type goes

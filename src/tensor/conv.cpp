@@ -188,6 +188,19 @@ int64_t channel_block(const Tensor& w, const Shape& in, const Shape& out, const 
   return channel_block(w.shape(), w.dtype(), w.device(), in, out, s);
 }
 
+// Whether a conv's weight gradient (one group) is the sum of x's windows times dy as it is, rather than a
+// conv of x by dy: when each output pixel has few taps (input channels x kernel: c1's 1 x 5x5), the
+// windows step by one along the row, and the output's rows make vectors of half a register or more. The
+// conv would read dy through a channel-last copy that costs more than the sum (c1: 9.4 ms, the sum 4),
+// and the heuristics' window tile sums it straight from dy and x along those rows (on 28-wide rows,
+// 4-float vectors of AVX-512's 16, it does not apply and the sum took 1.5x the conv's time).
+bool sums_windows_directly(const Shape& w, DType dt, const std::string& device, const Shape& out, const Shape& s) {
+  constexpr int64_t kFewTaps = 32;
+  Compiled& dev = Device::get(device);
+  int64_t lanes = dev.has_renderer() && dt.is_float() ? dev.renderer().vector_unit().bytes / dt.itemsize() : 0;
+  return lanes >= 2 && prod(w) / w[0] <= kFewTaps && s.back() == 1 && out.back() % (lanes / 2) == 0;
+}
+
 // The rows of the input (per spatial dim) that a conv's windows reach: its weight gradient reads no others
 Shape reach(const Shape& out, const Shape& k, const Shape& s, const Shape& d) {
   Shape r;
@@ -310,9 +323,9 @@ struct Conv : Function {
       Shape rows = reach(out, k, s, d);
       for (size_t j = 0; j < n; j++) reached.emplace_back(0, rows[j]);
       Tensor xr = tx.shrink(reached);
-      if (groups > 1) {
+      if (groups > 1 || sums_windows_directly(tw.shape(), tw.dtype(), tw.device(), out, s)) {
         // each group's sum as one reduce of x's windows times dy (a conv of x by dy per group would be a
-        // batch of convs)
+        // batch of convs; for few taps, see sums_windows_directly)
         int64_t bs = tx.shape()[0], cg = tw.shape()[1], og = tw.shape()[0] / groups;
         Shape xs{bs, groups, 1, cg}, gs{bs, groups, og, 1};
         std::vector<int> over{0};
@@ -451,13 +464,14 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Tensor windows = pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
   // the channel tile (one group) reads the image as broadcast scalars, one per row of its tile: a padded
   // image is copied with its zeros first, rather than read under a mask per row (a transposed conv pads by
-  // the kernel's size). So does the weight gradient's, a conv of x by dy, when it is a channel tile (a
-  // 1->32 channel 5x5 conv with padding 2 is none, its weight gradient is: 54 ms under the masks).
+  // the kernel's size). So does the weight gradient's, a conv of x by dy when it is a channel tile, or the
+  // sum of x's windows times dy (sums_windows_directly): else each read of x is under a mask.
   if (groups == 1 && std::any_of(pairs.begin(), pairs.end(), [](int64_t p) { return p != 0; })) {
     Shape in(xp.shape().begin() + 2, xp.shape().end()), out(windows.shape().begin() + 2, windows.shape().begin() + 2 + static_cast<std::ptrdiff_t>(n));
     Shape dy{cout, shape()[0]};
     dy.insert(dy.end(), out.begin(), out.end());
-    bool dw_tiled = weight.requires_grad().value_or(false) && channel_block(dy, weight.dtype(), device(), reach(out, hw, s, d), hw, d);
+    bool dw_tiled = weight.requires_grad().value_or(false) &&
+                    (sums_windows_directly(weight.shape(), weight.dtype(), device(), out, s) || channel_block(dy, weight.dtype(), device(), reach(out, hw, s, d), hw, d));
     if (channel_block(weight, in, out, s) || dw_tiled) xp = xp.contiguous();
   }
   DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
