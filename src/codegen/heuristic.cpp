@@ -11,7 +11,9 @@
 //    wholly);
 //  - a sum of products of two operands contiguous along the reduce, each broadcast along an output dim
 //    the other varies along (a conv's weight gradient from x and dy as they are), gets a window tile:
-//    lanes along the reduce, a few of each such dim as the tile, the dim both vary along outermost;
+//    lanes along the reduce (a row a little short of them padded), a few of each such dim as the tile,
+//    the dim both vary along outermost; with no such pair (a depthwise conv's), the dims one operand
+//    alone varies along (its window) make the tile;
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes), 4
 //    vectors of them a loop iteration (folded in pairs: a short loop-carried chain); one of at most 16
 //    elements (a pooling window) runs unrolled whole;
@@ -358,12 +360,15 @@ bool Kernel::dot_tile(int64_t lanes, int col, int red) {
 bool Kernel::window_tile(int64_t lanes, int red) {
   constexpr std::optional<int64_t> kBroadcast{0}, kContiguous{1};
   Shape full = full_shape();
+  // the strides of the loads' indices, whatever their masks (a padded image's windows are contiguous
+  // along the row; their mask becomes the vector read's lane mask)
+  auto index_stride = [&](size_t i, int d) { return sts_[i].real_strides(true)[static_cast<size_t>(d)]; };
   std::vector<size_t> loads;  // the operands: the loads that vary along the reduce
   for (size_t i = 0; i < num_views(); i++)
     if (is_load_view(i) && stride(i, red) != kBroadcast) loads.push_back(i);
   if (loads.size() < 2) return false;
   for (size_t i : loads)
-    if (stride(i, red) != kContiguous) return false;
+    if (index_stride(i, red) != kContiguous) return false;
   // an output dim splits the operands in those broadcast along it and the others; a tile needs two dims
   // that split them the same way, with the roles swapped
   auto broadcast_along = [&](int d) {
@@ -373,9 +378,12 @@ bool Kernel::window_tile(int64_t lanes, int red) {
   };
   int64_t reduce_size = 1;
   for (int r : dims_of(AxisType::REDUCE)) reduce_size *= full[r];
-  // vectors of half the registers' lanes at least (c1's 24-wide rows: 8 of AVX-512's 16), and a reduce
-  // long enough that adding up the lanes of each output is a small part of it
-  int64_t v = pow2_divisor(full[red], lanes);
+  // vectors of half the registers' lanes at least (c1's 24-wide rows: 8 of AVX-512's 16), a row a little
+  // short of them padded (a 14-wide one to 16: at most 1/8 of it), and a reduce long enough that adding
+  // up the lanes of each output is a small part of it
+  int64_t v = pow2_divisor(full[red], lanes), pad = 0;
+  for (int64_t m = lanes; v < std::max<int64_t>(4, lanes / 2) && m >= std::max<int64_t>(4, lanes / 2); m /= 2)
+    if (int64_t padded = (full[red] + m - 1) / m * m; (padded - full[red]) * 8 <= padded) pad = v = m;
   if (v < std::max<int64_t>(4, lanes / 2) || reduce_size < 64 * v) return false;
   // of the pairs, the one that makes the largest tile that the registers hold (the innermost of equals)
   int64_t acc = accumulators_for(ren_->vector_unit());
@@ -393,9 +401,24 @@ bool Kernel::window_tile(int64_t lanes, int red) {
       if (swapped && nd * ne >= na * nb) a = d, b = e, na = nd, nb = ne;
     }
   }
-  if (a < 0 || na * nb < 4) return false;
+  // No such pair (a depthwise conv's: x and dy both vary along the channels): two dims that only some
+  // operands vary along (its window's), so that each vector of the others (dy) feeds the tile.
+  if (a < 0)
+    for (int d : dims_of(AxisType::GLOBAL)) {
+      std::vector<bool> bd = broadcast_along(d);
+      if (full[d] < 2 || std::all_of(bd.begin(), bd.end(), [](bool x) { return x; }) || std::none_of(bd.begin(), bd.end(), [](bool x) { return x; })) continue;
+      if (b < 0) b = d, nb = divisor(full[d], std::min<int64_t>(8, acc / 2));
+      else if (broadcast_along(b) == bd) a = d, na = divisor(full[d], std::max<int64_t>(1, acc / nb));
+    }
+  if (b < 0 || na * nb < 4) return false;
   try {
     Kernel k = *this;
+    if (pad) {  // (PADTO counts the output and reduce dims together)
+      int axis = 0;
+      for (AxisType t : {AxisType::GLOBAL, AxisType::LOCAL, AxisType::REDUCE})
+        for (int d : dims_of(t)) axis += d < red;
+      k.apply_opt({OptOps::PADTO, axis, pad});
+    }
     k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), v});
     if (nb > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, b), nb});
     if (na > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, a), na});
