@@ -49,6 +49,7 @@ Check check_alu(B b) {
       if (u.src.size() != 2) return bad("a binary op without two sources");
       if (u.op == Ops::CMPLT || u.op == Ops::CMPNE)
         return require(u.src[0]->dtype == u.src[1]->dtype && is_bool_like(d, u.src[0]->dtype), "a comparison of two dtypes, or not to bool");
+      if (u.op == Ops::FDIV && !d.is_float()) return bad("FDIV of a non-float dtype (IDIV divides integers)");
       if (u.op == Ops::SHL || u.op == Ops::SHR)
         return require(u.src[0]->dtype == d && u.src[1]->dtype.is_int(), "a shift of another dtype, or by a non-integer");
       return require(u.src[0]->dtype == d && u.src[1]->dtype == d, "a binary op whose sources have other dtypes");

@@ -29,7 +29,7 @@ bool has_mask(const ShapeTracker& st) {
 // view carries the padding's mask).
 bool unsafe_to_pad(const LazyBuffer& b) {
   switch (b.op) {
-    case Ops::EXP2: case Ops::LOG2: case Ops::COS: case Ops::RECIP: case Ops::IDIV: case Ops::MOD: return true;
+    case Ops::EXP2: case Ops::LOG2: case Ops::COS: case Ops::RECIP: case Ops::FDIV: case Ops::IDIV: case Ops::MOD: return true;
     case Ops::NEG: return b.dtype.is_float();
     default: return false;
   }

@@ -35,6 +35,7 @@ std::string vector_alu_expr(const UOp& u, RenderCtx& r) {
   switch (u.op) {
     case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
     case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
+    case Ops::FDIV: return "(" + s(0) + "/" + s(1) + ")";
     case Ops::NEG: return "(-(" + s(0) + "))";
     case Ops::XOR: return "(" + s(0) + "^" + s(1) + ")";
     case Ops::OR: return "(" + s(0) + "|" + s(1) + ")";
@@ -291,7 +292,7 @@ class CPURenderer final : public CStyleRenderer {
 
 bool cpu_vector_alu(Ops op, DType d) {
   if (d.is_bool() || d.scalar == Scalar::Float16) return false;
-  if (op == Ops::RECIP) return d.is_float();
+  if (op == Ops::RECIP || op == Ops::FDIV) return d.is_float();
   if (op == Ops::EXP2) return d.scalar == Scalar::Float32;
   if (op == Ops::XOR || op == Ops::OR || op == Ops::AND) return d.is_int();  // threefry's random bits
   return op == Ops::ADD || op == Ops::MUL || op == Ops::NEG || op == Ops::MAX || op == Ops::MULACC;

@@ -177,6 +177,7 @@ std::string exact_alu(B b) {
   switch (u.op) {
     case Ops::ADD: return "(" + s(0) + "+" + s(1) + ")";
     case Ops::MUL: return "(" + s(0) + "*" + s(1) + ")";
+    case Ops::FDIV: return "(" + s(0) + "/" + s(1) + ")";
     case Ops::MULACC: return dt.is_float() ? std::string(dt.scalar == Scalar::Float64 ? "tg_fma(" : "tg_fmaf(") + s(0) + "," + s(1) + "," + s(2) + ")"
                                            : "(" + s(0) + "*" + s(1) + "+" + s(2) + ")";
     case Ops::IDIV: case Ops::MOD: return divmod_expr(u, s(0), s(1));

@@ -309,6 +309,7 @@ std::string alu_value(LLVMCtx& c, const UOp& u, const std::vector<std::string>& 
   switch (u.op) {
     case Ops::ADD: return bin(fl ? "fadd" : bl ? "or" : "add");
     case Ops::MUL: return bin(fl ? "fmul" : bl ? "and" : "mul");
+    case Ops::FDIV: return bin("fdiv");
     case Ops::MULACC:
       if (fl && c.f.fma) {
         c.decls.insert("declare " + t + " @llvm.fma." + mangle(dt) + "(" + t + ", " + t + ", " + t + ") nounwind readnone");

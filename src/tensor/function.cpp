@@ -59,6 +59,7 @@ LBPtr mul(const LBPtr& a, const LBPtr& b) { return a->e(Ops::MUL, {b}); }
 LBPtr add(const LBPtr& a, const LBPtr& b) { return a->e(Ops::ADD, {b}); }
 LBPtr neg(const LBPtr& a) { return a->e(Ops::NEG); }
 LBPtr recip(const LBPtr& a) { return a->e(Ops::RECIP); }
+LBPtr fdiv(const LBPtr& a, const LBPtr& b) { return a->e(Ops::FDIV, {b}); }
 }  // namespace
 
 LBPtr Contiguous::forward(Inputs x) { return x[0]->contiguous(); }
@@ -136,10 +137,11 @@ std::vector<LBPtr> Mul::backward(const LBPtr& g) {
   return {needs_input_grad[0] ? mul(y, g) : nullptr, needs_input_grad[1] ? mul(x, g) : nullptr};
 }
 
-LBPtr Div::forward(Inputs xs) { return mul(save(x, xs[0]), recip(save(y, xs[1]))); }
+// A division, correctly rounded as torch's and NumPy's (x / x is 1), not x times 1/x. The divisor's
+// gradient divides twice, as torch does, where -g x / (y y) would overflow y y for |y| past 2^64.
+LBPtr Div::forward(Inputs xs) { return save(ret, fdiv(xs[0], save(y, xs[1]))); }
 std::vector<LBPtr> Div::backward(const LBPtr& g) {
-  return {needs_input_grad[0] ? mul(g, recip(y)) : nullptr,
-          needs_input_grad[1] ? mul(neg(mul(g, x)), recip(mul(y, y))) : nullptr};
+  return {needs_input_grad[0] ? fdiv(g, y) : nullptr, needs_input_grad[1] ? mul(neg(g), fdiv(ret, y)) : nullptr};
 }
 
 LBPtr Where::forward(Inputs x) { return save(cond, x[0])->e(Ops::WHERE, {x[1], x[2]}); }

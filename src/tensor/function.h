@@ -143,7 +143,7 @@ struct Eq : Function { bool differentiable() const override { return false; } LB
 struct Add : Function { LBPtr forward(Inputs x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Sub : Function { LBPtr forward(Inputs x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Mul : Function { LBPtr x, y; LBPtr forward(Inputs x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
-struct Div : Function { LBPtr x, y; LBPtr forward(Inputs x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
+struct Div : Function { LBPtr y, ret; LBPtr forward(Inputs x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 struct Where : Function { LBPtr cond; LBPtr forward(Inputs x) override; std::vector<LBPtr> backward(const LBPtr& g) override; };
 
 // ---- reduce ----

@@ -142,6 +142,7 @@ Value exec_alu(Ops op, DType dt, const std::vector<Value>& s, DType sdt) {
       case Ops::RECIP: r.f = 1.0 / a; break;
       case Ops::ADD: r.f = a + b; break;
       case Ops::MUL: r.f = a * b; break;
+      case Ops::FDIV: r.f = a / b; break;  // correctly rounded: double carries over 2*24+2 bits
       case Ops::MAX: r.f = (a > b || std::isnan(a)) ? a : b; break;
       case Ops::CMPLT: r.i = a < b; return r;
       case Ops::CMPNE: r.i = a != b; return r;

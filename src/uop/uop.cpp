@@ -335,7 +335,7 @@ std::string UOp::str() const {
 
 std::string render_expr(const UOpPtr& u) {
   static const std::unordered_map<int, const char*> infix = {
-      {static_cast<int>(Ops::ADD), "+"}, {static_cast<int>(Ops::MUL), "*"}, {static_cast<int>(Ops::IDIV), "/"},
+      {static_cast<int>(Ops::ADD), "+"}, {static_cast<int>(Ops::MUL), "*"}, {static_cast<int>(Ops::IDIV), "/"}, {static_cast<int>(Ops::FDIV), "/"},
       {static_cast<int>(Ops::MOD), "%"}, {static_cast<int>(Ops::CMPLT), "<"}, {static_cast<int>(Ops::CMPNE), "!="},
       {static_cast<int>(Ops::AND), "&"}, {static_cast<int>(Ops::OR), "|"}, {static_cast<int>(Ops::XOR), "^"}};
   switch (u->op) {

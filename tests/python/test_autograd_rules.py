@@ -136,3 +136,23 @@ def test_relu_gradient_is_zero_where_the_output_is_not_positive():
     f(x).backward(Tensor(gs))
     f(xt).backward(torch.tensor(gs))
     np.testing.assert_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_division_and_its_gradients_are_correctly_rounded():
+  # x / y is the float nearest the quotient (NumPy's and torch's bits; x / x is 1), not x times a rounded
+  # 1/y; the divisor's gradient divides twice as torch's does: -g x / (y y) overflows y y past 2^64 and
+  # underflows it below 2^-75, where the gradient itself is a float
+  rng = np.random.default_rng(5)
+  xs = np.concatenate([rng.standard_normal(97), [3e19, 1e-20, 7.0, 1e-30]]).astype(np.float32)
+  ys = np.concatenate([rng.standard_normal(97), [2e19, 1e-20, 3.0, 3e-30]]).astype(np.float32)
+  gs = rng.standard_normal(101).astype(np.float32)
+  x, y = Tensor(xs, requires_grad=True), Tensor(ys, requires_grad=True)
+  xt, yt = torch.tensor(xs, requires_grad=True), torch.tensor(ys, requires_grad=True)
+  out = x / y
+  np.testing.assert_equal(out.numpy(), xs / ys)
+  np.testing.assert_equal((x / x).numpy(), np.ones(101, np.float32))
+  out.backward(Tensor(gs))
+  (xt / yt).backward(torch.tensor(gs))
+  np.testing.assert_equal(x.grad.numpy(), xt.grad.numpy())
+  np.testing.assert_allclose(y.grad.numpy(), yt.grad.numpy(), rtol=1e-6)
+  assert np.isfinite(y.grad.numpy()).all()
