@@ -48,6 +48,20 @@ std::string cpu_device(KernelCompiler c, const std::string& target) {
   return name;
 }
 
+// The devices of these (compiler, target) pairs that this build can run, with their targets: the x86
+// baselines only on x86, LLVM only when built with it.
+std::vector<std::pair<std::string, std::string>> cpu_devices(std::initializer_list<std::pair<KernelCompiler, const char*>> pairs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto [compiler, target] : pairs) {
+#if !defined(__x86_64__)
+    if (std::string(target) != "native") continue;
+#endif
+    if (compiler == KernelCompiler::LLVM && !cpu_has_llvm()) continue;
+    out.emplace_back(cpu_device(compiler, target), target);
+  }
+  return out;
+}
+
 std::vector<float> special_floats() {
   std::vector<float> v = {0.f, -0.f, 1.f, -1.f, 0.5f, -2.5f, 3.75f, 1e-8f, -1e-30f, 65504.f, 65520.f, 1e10f, -3e9f, 2.1e9f, 4.3e9f,
                           9.3e18f, -9.3e18f, 1.9e19f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, 127.5f, -128.5f, 255.5f};
@@ -131,13 +145,8 @@ TEST(LLVMKernels, SameBitsAsTheCCompiler) {
 // other bits where the kernel folded it than where it computed it (fuzz seed 390816: x - max(x) of the
 // pad value was an ulp off 0, its exp 1.0000019).
 TEST(LLVMKernels, ExpOfAFoldedConstantHasTheRunTimeBits) {
-  for (auto [compiler, target] : {std::pair{KernelCompiler::LLVM, "native"}, {KernelCompiler::LLVM, "x86-64-v3"}, {KernelCompiler::LLVM, "x86-64"},
-                                  {KernelCompiler::Clang, "native"}, {KernelCompiler::Clang, "x86-64"}}) {
-#if !defined(__x86_64__)
-    if (std::string(target) != "native") continue;
-#endif
-    if (compiler == KernelCompiler::LLVM && !cpu_has_llvm()) continue;
-    std::string dev = cpu_device(compiler, target);
+  for (auto& [dev, target] : cpu_devices({{KernelCompiler::LLVM, "native"}, {KernelCompiler::LLVM, "x86-64-v3"}, {KernelCompiler::LLVM, "x86-64"},
+                                          {KernelCompiler::Clang, "native"}, {KernelCompiler::Clang, "x86-64"}})) {
     Tensor v0 = Tensor(std::vector<int64_t>{-7, 4, -5, 9, -3, -5, 3, -5, 6, 8}, Shape{5, 2}).to(dev);
     Tensor v3 = v0.pad({{0, 2}, {0, 1}}, 3.0).cast(dtypes::float32).exp();  // exp(3) in every row's last column
     Tensor v4 = v3.max({-1}, true);
@@ -158,13 +167,8 @@ TEST(CpuKernels, DivisionIsCorrectlyRounded) {
   std::uniform_real_distribution<float> u(0.5f, 2.f);
   for (int i = 0; i < 61; i++) xs.push_back(u(rng)), ys.push_back(i % 2 ? 3.f : 0.1f);
   int64_t n = static_cast<int64_t>(xs.size());
-  for (auto [compiler, target] : {std::pair{KernelCompiler::LLVM, "native"}, {KernelCompiler::LLVM, "x86-64"},
-                                  {KernelCompiler::Clang, "native"}, {KernelCompiler::Clang, "x86-64"}}) {
-#if !defined(__x86_64__)
-    if (std::string(target) != "native") continue;
-#endif
-    if (compiler == KernelCompiler::LLVM && !cpu_has_llvm()) continue;
-    std::string dev = cpu_device(compiler, target);
+  for (auto& [dev, target] : cpu_devices({{KernelCompiler::LLVM, "native"}, {KernelCompiler::LLVM, "x86-64"},
+                                          {KernelCompiler::Clang, "native"}, {KernelCompiler::Clang, "x86-64"}})) {
     Tensor x(xs, {n}, dev), y(ys, {n}, dev);
     std::vector<float> q = (x / y).tolist<float>(), self = (x / x).tolist<float>(), third = (x / 3.0).tolist<float>();
     for (int64_t i = 0; i < n; i++) {
