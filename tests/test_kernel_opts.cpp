@@ -258,17 +258,17 @@ TEST(KernelOpts, ShiftToKeepsAxisTypes) {
 }
 
 // A transpose gets a square tile (lanes x lanes: whole vectors loaded along the input's contiguous dim
-// become whole vectors stored along the output's) rather than gathering each vector from 16 rows; not
-// where the gathered lines stay cached (short output rows, not 4 KB apart), for elements under 4 bytes,
-// nor with an input that is not strided along the output (an elementwise op, a broadcast). Values equal
-// NOOPT's exactly.
+// become whole vectors stored along the output's) rather than gathering each vector from 16 rows; also
+// for short output rows (a conv's layout change, (2, 32, 576) to (2, 576, 32)); not for elements under 4
+// bytes, nor with an input that is not strided along the output (an elementwise op, a broadcast). Values
+// equal NOOPT's exactly.
 TEST(KernelOpts, SquareTileForTransposes) {
   std::mt19937 rng(14);
   for (auto [unit, lanes] : std::vector<std::pair<VectorUnit, int64_t>>{{kAVX512, 16}, {VectorUnit{32, 16}, 8}}) {
     auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
     struct Case { Shape shape; std::vector<int> order; int64_t tile; };  // tile: lanes of the second upcast (1: none)
     for (Case c : {Case{{96, 128}, {1, 0}, lanes}, Case{{3, 64, 80}, {0, 2, 1}, lanes}, Case{{2, 32, 1024}, {0, 2, 1}, lanes},
-                   Case{{2, 32, 576}, {0, 2, 1}, 1}, Case{{64, 36}, {1, 0}, 4}}) {
+                   Case{{2, 32, 576}, {0, 2, 1}, lanes}, Case{{64, 36}, {1, 0}, 4}}) {
       Tensor x = rand_tensor(rng, c.shape, dtypes::float32);
       ScheduleItem si = kernel_of(x.permute(c.order).contiguous());
       Kernel k(si.ast, *ren);
@@ -293,6 +293,34 @@ TEST(KernelOpts, SquareTileForTransposes) {
   }
 }
 
+
+// Gathered lanes at consecutive addresses are read as whole vectors (the vectorizer's group_loads): a
+// square-tiled transpose reads each input row's 16 lanes as one vector and shuffles them into the output's
+// vectors, where it gathered every vector from 16 rows; a stride-2 gather and its odd partner (a pool's
+// window columns) are one vector load each, not 16 lanes each. Values equal NOOPT's.
+TEST(KernelOpts, GatheredLanesAreVectorLoads) {
+  std::mt19937 rng(15);
+  auto ren = avx512_renderer();
+  auto load_widths = [&](const ScheduleItem& si, const std::vector<Opt>& opts) {
+    Kernel k(si.ast, *ren);
+    for (const Opt& o : opts) k.apply_opt(o);
+    std::map<int, int> widths;  // lanes -> LOADs of that many
+    for (const UOpPtr& u : k.linearize())
+      if (u->op == Ops::LOAD) widths[u->dtype.count]++;
+    return widths;
+  };
+  ScheduleItem transpose = kernel_of(rand_tensor(rng, {96, 128}, dtypes::float32).transpose(0, 1).contiguous());
+  Kernel k(transpose.ast, *ren);
+  k.hand_coded_optimizations();
+  ASSERT_EQ(k.dims_of(AxisType::UPCAST).size(), 2u) << opts_str(k.applied_opts());
+  EXPECT_EQ(load_widths(transpose, k.applied_opts()), (std::map<int, int>{{16, 16}})) << opts_str(k.applied_opts());
+  EXPECT_EQ(run(transpose, k.applied_opts()), run(transpose, {}));
+
+  ScheduleItem pool = kernel_of(rand_tensor(rng, {8, 64}, dtypes::float32).reshape({8, 32, 2}).max({2}));
+  std::vector<Opt> opts = {{OptOps::UPCAST, 0, 16}, {OptOps::UNROLL, 0, 2}};  // (256, 2): its dims merged
+  EXPECT_EQ(load_widths(pool, opts), (std::map<int, int>{{16, 2}}));
+  EXPECT_EQ(run(pool, opts), run(pool, {}));
+}
 
 // Padding read as vectors: contiguous lanes whose validity differs are one read under a lane mask, or
 // lane by lane where the vector would leave the readable part of the buffer (the first and last rows

@@ -598,21 +598,17 @@ void Kernel::hand_coded_optimizations() {
   }
   if (vec >= 0) {
     // A transpose (x.T.contiguous()): a load contiguous along another dim, and strided along the
-    // output's, would gather every vector from w rows, a cache line each. The tile is then square: whole
-    // vectors loaded along that dim become whole vectors stored along the output's (4096 x 4096
-    // float32: 1.1 -> 8 GB/s, 1024 x 1024: 2.7 -> 19 GB/s on AVX-512). Up to a few loads: each is
-    // w x w lanes to compile. Not where the gathered lines stay in the L1 cache until the next dim
-    // reads them again: few of them (output rows of at most 64), and far enough apart not to share
-    // cache sets (not a multiple of 4 KB): the square tile took 1.2-1.5x the time there ((512, 32, 576)
-    // permuted to (512, 576, 32), a conv's layout change).
+    // output's, would gather every vector from w rows, a cache line each. The tile is then square: each
+    // row's w lanes are one vector load (the vectorizer's group_loads), shuffled into whole vectors
+    // stored along the output's dim (Zen 5, float32: 4096 x 4096 in 6.0 ms, 14.7 gathered; (512, 32, 576)
+    // to (512, 576, 32), a conv's layout change, 1.2 ms, 2.3 as a plain vector of gathers). Up to a few
+    // loads: each is w x w lanes to compile.
     int across = -1, loads = 0;
     for (size_t i = 0; i < num_views(); i++) {
       if (!is_load_view(i)) continue;
       loads++;
       std::optional<int64_t> along_vec = stride(i, vec);
       if (!along_vec || *along_vec == 0 || *along_vec == 1) continue;
-      int64_t apart = std::abs(*along_vec) * view_dtype(i).itemsize();
-      if (full[vec] <= 64 && apart >= 1024 && apart % 4096 != 0) continue;
       for (int d : globals)
         if (d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{1}) across = d;
     }

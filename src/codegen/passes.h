@@ -5,7 +5,8 @@
 //   expander       one copy per index of each UNROLL that is not the vector dim (register tiles)     expander.cpp
 //   vectorize      the vector dim's lanes as vector UOps; what the device can't run on vectors,
 //                  lane by lane; index math lane by lane, folded per lane; scalar stores at
-//                  consecutive addresses (lanes of several tiles) as one vector store                vectorizer.cpp
+//                  consecutive addresses (lanes of several tiles) as one vector store, and gathers'
+//                  lanes at consecutive addresses as vector loads (a transpose's rows)              vectorizer.cpp
 //   reduce_to_acc  each REDUCE an accumulator (DEFINE_ACC) that its loops update (MULACC: fma)       reduce_to_acc.cpp
 //   linearize      the graph as a list, in loop order (a walk)                                      linearize.cpp
 // Between passes, when SPEC is on (the default in test builds), spec.cpp checks the graph against the

@@ -13,6 +13,7 @@
 // the pixels of a row in other copies): its lanes go out one by one, and the copies' lanes at the same
 // channel are neighbours. One vector store per row of the tile instead of a store per value is less
 // work for the core, and far less for LLVM, whose memory passes slow down with the number of stores.
+// Likewise the lanes of gathers at consecutive addresses are read as vector loads (group_loads).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -331,6 +332,65 @@ UOpPtr group_stores(B b) {
   return UOp::make(Ops::SINK, sink->dtype, std::move(out), sink->arg);
 }
 
+// A scalar LOAD that may join a vector load: ungated, of a type that has vectors, and a lane of gathers
+// only (every use a VECTORIZE of several values; a broadcast's scalar is best read as one).
+bool groupable_load(const UOpPtr& ld, const std::vector<const UOp*>& uses, const VectorizeCtx& ctx) {
+  auto gathers = [](const UOp* v) {
+    return v->op == Ops::VECTORIZE && std::any_of(v->src.begin(), v->src.end(), [&](const UOpPtr& s) { return s != v->src[0]; });
+  };
+  return ld->op == Ops::LOAD && ld->src.size() == 1 && ld->src[0]->op == Ops::INDEX && ld->dtype.count == 1 && ctx.can_vector(ld->dtype, 2) &&
+         !uses.empty() && std::all_of(uses.begin(), uses.end(), gathers);
+}
+
+// The gathers' lanes at consecutive addresses of a buffer, in runs of a power of two lanes (as wide as
+// the renderer's vectors), read as vector LOADs whose lanes (GEP) the gathers take. A transposing tile
+// gathers each vector from as many rows as it has lanes, and its other copies gather the next element of
+// each row: so each row's elements are one vector load, and the gathers become shuffles of those
+// vectors. A stride-2 gather (a 2x2 pool's even and odd columns) becomes one load and two shuffles.
+// Loads join only when they sit in the same loops (their addresses vary in the same ones).
+UOpPtr group_loads(B b) {
+  const UOpPtr& sink = b["root"];
+  auto& ctx = b.ctx<VectorizeCtx>();
+  std::vector<UOpPtr> order = sink->toposort();
+  std::unordered_map<const UOp*, std::vector<const UOp*>> uses;
+  for (const UOpPtr& u : order)
+    for (const UOpPtr& s : u->src) uses[s.get()].push_back(u.get());
+  auto key = [](const UOpPtr& ld, int64_t offset) {
+    const UOpPtr& idx = ld->src[0]->src[1];
+    return std::pair(ld->src[0]->src[0].get(), offset ? simplify(idx->add(offset)).get() : idx.get());
+  };
+  std::map<std::pair<const UOp*, const UOp*>, const UOpPtr*> at;  // (buffer, index) -> its load
+  std::vector<const UOpPtr*> loads;
+  for (const UOpPtr& u : order)
+    if (groupable_load(u, uses[u.get()], ctx)) at[key(u, 0)] = &u, loads.push_back(&u);
+  if (at.size() < 2) return nullptr;
+  OpenRanges open;
+  std::unordered_map<const UOp*, UOpPtr> lanes;  // a grouped load -> its lane of the vector load
+  for (const UOpPtr* ld : loads) {
+    const UOpPtr& first = *ld;
+    // a run starts at a load with no neighbour below it
+    if (at.at(key(first, 0)) != ld || at.count(key(first, -1))) continue;
+    const std::set<const UOp*>& in = open.of(first->src[0]->src[1]);
+    std::vector<const UOpPtr*> run{&first};
+    for (auto next = at.find(key(first, 1)); next != at.end(); next = at.find(key(first, static_cast<int64_t>(run.size())))) {
+      if (open.of((*next->second)->src[0]->src[1]) != in) break;
+      run.push_back(next->second);
+    }
+    int64_t widest = ctx.ren.max_vector_bytes() / first->dtype.itemsize();
+    for (size_t k = 0; k < run.size();) {  // the run in vectors as wide as fit
+      size_t w = 1;
+      while (static_cast<int64_t>(w * 2) <= widest && k + w * 2 <= run.size()) w *= 2;
+      if (w > 1) {
+        const UOpPtr& head = *run[k];
+        UOpPtr v = UOp::make(Ops::LOAD, head->dtype.vec(static_cast<int>(w)), {head->src[0]}, head->arg);
+        for (size_t l = 0; l < w; l++) lanes[run[k + l]->get()] = UOp::make(Ops::GEP, head->dtype, {v}, static_cast<int64_t>(l));
+      }
+      k += w;
+    }
+  }
+  return lanes.empty() ? nullptr : substitute(sink, lanes);
+}
+
 }  // namespace
 
 UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
@@ -346,8 +406,9 @@ UOpPtr vectorize(const UOpPtr& sink, const Renderer& ren) {
       {UPat::any(), simplify_scalar, "symbolic"},
   }) + pm_flatten_sink();
   VectorizeCtx ctx(ren);
-  static const PatternMatcher pm_group({{UPat::op(Ops::SINK), group_stores, "consecutive STOREs as a vector STORE"}});
-  return graph_rewrite(graph_rewrite(sink, pm, &ctx, {.name = "vectorize"}), pm_group, &ctx, {.name = "vectorize: group stores"});
+  static const PatternMatcher pm_group({{UPat::op(Ops::SINK), group_stores, "consecutive STOREs as a vector STORE"},
+                                        {UPat::op(Ops::SINK), group_loads, "gathered lanes at consecutive addresses as vector LOADs"}});
+  return graph_rewrite(graph_rewrite(sink, pm, &ctx, {.name = "vectorize"}), pm_group, &ctx, {.name = "vectorize: group stores and loads"});
 }
 
 }  // namespace tg
