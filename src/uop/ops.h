@@ -22,8 +22,9 @@ namespace tg {
   X(EXP2, Unary) X(LOG2, Unary) X(SIN, Unary) X(COS, Unary) X(TAN, Unary) X(SQRT, Unary) X(RECIP, Unary) \
   X(NEG, Unary)                                                                                    \
   /* binary ALU */                                                                                \
-  X(ADD, Binary) X(MUL, Binary) X(FDIV, Binary) X(IDIV, Binary) X(MOD, Binary) X(MAX, Binary) X(CMPLT, Binary)     \
-  X(CMPNE, Binary) X(XOR, Binary) X(OR, Binary) X(AND, Binary) X(SHL, Binary) X(SHR, Binary)       \
+  X(ADD, Binary) X(MUL, Binary) X(FDIV, Binary) X(IDIV, Binary) X(MOD, Binary) X(MAX, Binary)      \
+  X(CMPLT, Binary) X(CMPNE, Binary) X(XOR, Binary) X(OR, Binary) X(AND, Binary) X(SHL, Binary)     \
+  X(SHR, Binary)                                                                                   \
   /* ternary ALU */                                                                               \
   X(WHERE, Ternary) X(MULACC, Ternary)
 
