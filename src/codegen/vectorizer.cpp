@@ -272,6 +272,26 @@ class OpenRanges {
   std::vector<UOpPtr> keep_;  // memo keys stay alive, so no address is reused
 };
 
+// Where a LOAD's or STORE's INDEX points, `offset` elements further on: (buffer, index), the key under
+// which group_stores and group_loads find accesses at consecutive addresses.
+std::pair<const UOp*, const UOp*> address(const UOpPtr& index, int64_t offset) {
+  const UOpPtr& idx = index->src[1];
+  return {index->src[0].get(), offset ? simplify(idx->add(offset)).get() : idx.get()};
+}
+
+// A run of n accesses at consecutive addresses in vectors as wide as fit (powers of two, at most
+// `widest` lanes): the (first, lanes) of each piece of two lanes or more.
+std::vector<std::pair<size_t, size_t>> vector_pieces(size_t n, int64_t widest) {
+  std::vector<std::pair<size_t, size_t>> pieces;
+  for (size_t k = 0; k < n;) {
+    size_t w = 1;
+    while (static_cast<int64_t>(w * 2) <= widest && k + w * 2 <= n) w *= 2;
+    if (w > 1) pieces.emplace_back(k, w);
+    k += w;
+  }
+  return pieces;
+}
+
 // A scalar STORE that may join a vector store: ungated, not streaming, of a type that has vectors.
 bool groupable(const UOpPtr& st, const VectorizeCtx& ctx) {
   return st->op == Ops::STORE && st->src.size() == 2 && st->src[0]->op == Ops::INDEX && st->src[1]->dtype.count == 1 &&
@@ -284,7 +304,7 @@ bool groupable(const UOpPtr& st, const VectorizeCtx& ctx) {
 UOpPtr group_stores(B b) {
   const UOpPtr& sink = b["root"];
   auto& ctx = b.ctx<VectorizeCtx>();
-  auto key = [](const UOpPtr& st, int64_t offset) { return std::pair(st->src[0]->src[0].get(), offset ? simplify(st->src[0]->src[1]->add(offset)).get() : st->src[0]->src[1].get()); };
+  auto key = [](const UOpPtr& st, int64_t offset) { return address(st->src[0], offset); };
   std::map<std::pair<const UOp*, const UOp*>, size_t> at;  // (buffer, index) -> position in the sink
   for (size_t i = 0; i < sink->src.size(); i++)
     if (groupable(sink->src[i], ctx)) at[key(sink->src[i], 0)] = i;
@@ -308,18 +328,12 @@ UOpPtr group_stores(B b) {
       if (st->src[1]->dtype != first->src[1]->dtype || loops(st) != in) break;
       run.push_back(next->second);
     }
-    int64_t widest = ctx.ren.max_vector_bytes() / first->src[1]->dtype.itemsize();
-    for (size_t k = 0; k < run.size();) {  // the run in vectors as wide as fit
-      size_t w = 1;
-      while (static_cast<int64_t>(w * 2) <= widest && k + w * 2 <= run.size()) w *= 2;
-      if (w > 1) {
-        std::vector<UOpPtr> vals;
-        for (size_t l = 0; l < w; l++) vals.push_back(sink->src[run[k + l]]->src[1]), replaced[run[k + l]] = nullptr;
-        const UOpPtr& head = sink->src[run[k]];
-        DType vdt = vals[0]->dtype.vec(static_cast<int>(w));
-        replaced[run[k]] = UOp::make(Ops::STORE, dtypes::void_, {head->src[0], UOp::make(Ops::VECTORIZE, vdt, std::move(vals))}, head->arg);
-      }
-      k += w;
+    for (auto [k, w] : vector_pieces(run.size(), ctx.ren.max_vector_bytes() / first->src[1]->dtype.itemsize())) {
+      std::vector<UOpPtr> vals;
+      for (size_t l = 0; l < w; l++) vals.push_back(sink->src[run[k + l]]->src[1]), replaced[run[k + l]] = nullptr;
+      const UOpPtr& head = sink->src[run[k]];
+      DType vdt = vals[0]->dtype.vec(static_cast<int>(w));
+      replaced[run[k]] = UOp::make(Ops::STORE, dtypes::void_, {head->src[0], UOp::make(Ops::VECTORIZE, vdt, std::move(vals))}, head->arg);
     }
   }
   if (replaced.empty()) return nullptr;
@@ -336,7 +350,7 @@ UOpPtr group_stores(B b) {
 // only (every use a VECTORIZE of several values; a broadcast's scalar is best read as one).
 bool groupable_load(const UOpPtr& ld, const std::vector<const UOp*>& uses, const VectorizeCtx& ctx) {
   auto gathers = [](const UOp* v) {
-    return v->op == Ops::VECTORIZE && std::any_of(v->src.begin(), v->src.end(), [&](const UOpPtr& s) { return s != v->src[0]; });
+    return v->op == Ops::VECTORIZE && std::any_of(v->src.begin(), v->src.end(), [v](const UOpPtr& s) { return s != v->src[0]; });
   };
   return ld->op == Ops::LOAD && ld->src.size() == 1 && ld->src[0]->op == Ops::INDEX && ld->dtype.count == 1 && ctx.can_vector(ld->dtype, 2) &&
          !uses.empty() && std::all_of(uses.begin(), uses.end(), gathers);
@@ -355,10 +369,7 @@ UOpPtr group_loads(B b) {
   std::unordered_map<const UOp*, std::vector<const UOp*>> uses;
   for (const UOpPtr& u : order)
     for (const UOpPtr& s : u->src) uses[s.get()].push_back(u.get());
-  auto key = [](const UOpPtr& ld, int64_t offset) {
-    const UOpPtr& idx = ld->src[0]->src[1];
-    return std::pair(ld->src[0]->src[0].get(), offset ? simplify(idx->add(offset)).get() : idx.get());
-  };
+  auto key = [](const UOpPtr& ld, int64_t offset) { return address(ld->src[0], offset); };
   std::map<std::pair<const UOp*, const UOp*>, const UOpPtr*> at;  // (buffer, index) -> its load
   std::vector<const UOpPtr*> loads;
   for (const UOpPtr& u : order)
@@ -376,16 +387,10 @@ UOpPtr group_loads(B b) {
       if (open.of((*next->second)->src[0]->src[1]) != in) break;
       run.push_back(next->second);
     }
-    int64_t widest = ctx.ren.max_vector_bytes() / first->dtype.itemsize();
-    for (size_t k = 0; k < run.size();) {  // the run in vectors as wide as fit
-      size_t w = 1;
-      while (static_cast<int64_t>(w * 2) <= widest && k + w * 2 <= run.size()) w *= 2;
-      if (w > 1) {
-        const UOpPtr& head = *run[k];
-        UOpPtr v = UOp::make(Ops::LOAD, head->dtype.vec(static_cast<int>(w)), {head->src[0]}, head->arg);
-        for (size_t l = 0; l < w; l++) lanes[run[k + l]->get()] = UOp::make(Ops::GEP, head->dtype, {v}, static_cast<int64_t>(l));
-      }
-      k += w;
+    for (auto [k, w] : vector_pieces(run.size(), ctx.ren.max_vector_bytes() / first->dtype.itemsize())) {
+      const UOpPtr& head = *run[k];
+      UOpPtr v = UOp::make(Ops::LOAD, head->dtype.vec(static_cast<int>(w)), {head->src[0]}, head->arg);
+      for (size_t l = 0; l < w; l++) lanes[run[k + l]->get()] = UOp::make(Ops::GEP, head->dtype, {v}, static_cast<int64_t>(l));
     }
   }
   return lanes.empty() ? nullptr : substitute(sink, lanes);
