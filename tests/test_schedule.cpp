@@ -208,6 +208,38 @@ TEST(ScheduleItems, GroupingIsData) {
   EXPECT_TRUE(g.buffer_ops.empty());
 }
 
+// Kernels over one loop nest join, but not two contractions: the q, k and v projections of one x are
+// three matmuls (each fills the registers with its own tile of outputs; joined, they ran 2x slower),
+// while a mean and a variance, or the sums of x and x*x, still share one kernel and its loads.
+TEST(ScheduleItems, ContractionsDoNotJoin) {
+  Tensor x = Tensor::rand({32, 48}).realize();
+  std::vector<Tensor> w;
+  for (int i = 0; i < 3; i++) w.push_back(Tensor::rand({48, 40}).realize());
+  Tensor q = x.matmul(w[0]), k = x.matmul(w[1]), v = x.matmul(w[2]);
+  Grouping g = group({q.lazydata(), k.lazydata(), v.lazydata()});
+  size_t with_reduces = 0;
+  for (const Grouping::Kernel& kern : g.kernels) {
+    EXPECT_EQ(kern.outputs.size(), 1u);
+    with_reduces += !kern.reduces[0].empty();
+  }
+  EXPECT_EQ(with_reduces, 3u);
+  g = group({x.sum({0}).lazydata(), (x * x).sum({0}).lazydata()});
+  ASSERT_EQ(g.kernels.size(), 1u);
+  EXPECT_EQ(g.kernels[0].outputs.size(), 2u);
+  // and the values, realized together, are the matmuls'
+  Tensor::corealize({q, k, v});
+  std::vector<float> hx = x.tolist<float>();
+  for (int i = 0; i < 3; i++) {
+    std::vector<float> hw = w[i].tolist<float>(), got = std::vector<Tensor>{q, k, v}[i].tolist<float>();
+    for (int r = 0; r < 32; r += 7)
+      for (int c = 0; c < 40; c += 3) {
+        double ref = 0;
+        for (int j = 0; j < 48; j++) ref += double(hx[r * 48 + j]) * hw[j * 40 + c];
+        EXPECT_NEAR(got[r * 40 + c], ref, 1e-4) << i << " " << r << " " << c;
+      }
+  }
+}
+
 // Which reduces fuse does not depend on where the graph's buffers happen to be in memory: a graph with
 // reduces over crossing rows (some must be realized) schedules the same kernels every time.
 TEST(ScheduleItems, FusionDecisionsAreDeterministic) {

@@ -216,15 +216,43 @@ class Grouper {
       if (auto it = node_of.find(b); it != node_of.end())
         for (const Read& r : reads) deps_[r.node].push_back(it->second);
     group_of_.assign(nodes_.size(), kNone);
+    std::vector<std::optional<Nest>> nests;
+    for (const Node& k : nodes_) nests.push_back(nest_of(k));
+    // Whether kernel k is a contraction: two operands broadcast along different kept dims (a matmul's
+    // x along its columns, w along its rows; a bias added before a reduce is broadcast along them alone).
+    // Asked only of kernels with reduces that could join, and remembered.
+    std::vector<int8_t> contracts(nodes_.size(), -1);
+    auto contraction = [&](size_t k) {
+      if (contracts[k] >= 0 || nodes_[k].reduces.empty() || !nests[k]) return contracts[k] == 1;
+      std::vector<std::vector<bool>> operands;
+      auto note = [&](const ShapeTracker& st) {
+        if (std::vector<bool> b = operand_broadcast(st, *nests[k]); !b.empty()) operands.push_back(std::move(b));
+      };
+      for (auto& [b, reads] : reads_)
+        for (const Read& r : reads)
+          if (r.node == k && r.view) note(ShapeTracker::of(*r.view));
+      for (const InputRead& r : input_reads_)
+        if (r.node == k) note(r.src->is_view() ? r.src->st + ShapeTracker::of(*r.view) : ShapeTracker::of(*r.view));
+      auto within = [](const std::vector<bool>& a, const std::vector<bool>& b) {
+        for (size_t i = 0; i < a.size(); i++)
+          if (a[i] && !b[i]) return false;
+        return true;
+      };
+      bool c = false;
+      for (size_t i = 0; i < operands.size() && !c; i++)
+        for (size_t j = i + 1; j < operands.size() && !c; j++) c = !within(operands[i], operands[j]) && !within(operands[j], operands[i]);
+      contracts[k] = c;
+      return c;
+    };
     std::vector<int64_t> group_ops;
     std::map<Nest, std::vector<size_t>> open;  // the groups of each loop nest
     for (size_t x : forward) {
-      std::optional<Nest> n = nest_of(nodes_[x]);
+      const std::optional<Nest>& n = nests[x];
       if (n && FUSE) {
         for (size_t gi : open[*n]) {
           if (groups_[gi].size() >= kMaxOutputs || group_ops[gi] + nodes_[x].alu > kMaxMergedOps) continue;
           bool ok = true;
-          for (size_t m : groups_[gi]) ok = ok && reads_in_nest(x, *n, nodes_[m].out);
+          for (size_t m : groups_[gi]) ok = ok && reads_in_nest(x, *n, nodes_[m].out) && !(contraction(x) && contraction(m));
           if (!ok || reaches(x, gi)) continue;
           groups_[gi].push_back(x);
           group_of_[x] = gi;
@@ -286,6 +314,12 @@ class Grouper {
   std::unordered_map<const LazyBuffer*, size_t> position_;  // in order_
   std::vector<Node> nodes_;                                 // in the order they are found: users first
   std::unordered_map<LazyBuffer*, std::vector<Read>> reads_;
+  struct InputRead {
+    size_t node;
+    const LazyBuffer* src;  // a view of a buffer realized before this schedule
+    UOpPtr view;            // the kernel's loops -> src's index
+  };
+  std::vector<InputRead> input_reads_;  // the reduce kernels' reads of buffers realized before this schedule
   std::unordered_set<ReadKey, ReadKeyHash> seen_reads_;
   std::vector<std::vector<size_t>> deps_;    // per node, the nodes whose outputs it reads
   std::vector<size_t> group_of_;             // per node, its group (kNone: not grouped yet)
@@ -298,8 +332,12 @@ class Grouper {
   // node k reads `src` through `view` (an index of the kernel's loops -> the index of what src views)
   void enter(const LBPtr& src, const UOpPtr& view, size_t k) {
     LazyBuffer* lb = src->base();
-    if (lb->realized() || lb->op == Ops::CONST || lb->op == Ops::ARANGE) return;
-    add_read(lb, k, src->is_view() ? (src->st + ShapeTracker::of(*view)).to_uop() : view);
+    if (lb->op == Ops::CONST || lb->op == Ops::ARANGE) return;
+    if (lb->realized()) {  // kept only for a reduce kernel's contraction test (group_kernels)
+      if (view && !nodes_[k].reduces.empty()) input_reads_.push_back({k, src.get(), view});
+      return;
+    }
+    add_read(lb, k, src->is_view() && view ? (src->st + ShapeTracker::of(*view)).to_uop() : view);
   }
   // what kernel k computes first to compute b at `view`
   void enter_sources(const LazyBuffer* b, const UOpPtr& view, size_t k) {
@@ -394,6 +432,28 @@ class Grouper {
     }
     if (n.full.size() != n.out.size()) return std::nullopt;
     return n;
+  }
+
+  // The dims a reduce keeps that st, a read by its loops, is broadcast along, when it varies along the
+  // rows it reduces and is broadcast along one at least (each value it loads is used for several
+  // outputs: a matmul's operands, a conv's); else empty (a batchnorm's mean varies along no row).
+  // The kernel's optimizer fills the registers with a tile of a contraction's outputs: two of them in
+  // one kernel need twice the registers and share at most one operand's loads (q, k and v projections
+  // of one x: 2x slower together than apart).
+  static std::vector<bool> operand_broadcast(const ShapeTracker& st, const Nest& n) {
+    if (n.axes.empty() || st.shape() != n.full) return {};
+    std::vector<std::optional<int64_t>> strides = st.real_strides(true);
+    std::vector<bool> kept_broadcast(n.full.size(), false);
+    bool varies_along_rows = false, any = false;
+    for (size_t i = 0; i < n.full.size(); i++) {
+      if (n.full[i] < 2) continue;
+      bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<int>(i)) != n.axes.end();
+      bool broadcast = strides[i] == std::optional<int64_t>{0};
+      varies_along_rows = varies_along_rows || (reduced && !broadcast);
+      kept_broadcast[i] = !reduced && broadcast;
+      any = any || kept_broadcast[i];
+    }
+    return varies_along_rows && any ? kept_broadcast : std::vector<bool>{};
   }
 
   // Kernel x (of loop nest n) reads m's output only at x's own index, or back over the rows its
