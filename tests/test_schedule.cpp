@@ -10,7 +10,6 @@
 #include <variant>
 #include <vector>
 
-#include "engine/grouping.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
 #include "lazy/lazybuffer.h"
@@ -176,86 +175,6 @@ TEST(ScheduleItems, DebugPrintsFusionDecisions) {
   out = testing::internal::GetCapturedStdout();
   EXPECT_THAT(out, HasSubstr("schedule: 3 kernels, 3 items"));
   EXPECT_THAT(out, HasSubstr("a kernel of its own: FUSE=0"));
-}
-
-// The fusion decisions are data (engine/grouping.h): which buffers are realized and why, and which
-// kernel computes what, before any AST is built.
-TEST(ScheduleItems, GroupingIsData) {
-  Tensor x = Tensor::rand({64, 48}).realize();
-  Tensor mean = x.mean({1}, true);
-  Tensor y = (x - mean).square().sum({0});
-  Grouping g = group({y.lazydata()});
-  ASSERT_EQ(g.kernels.size(), 2u);
-  LazyBuffer* row_sum = mean.lazydata()->base()->srcs[0]->base();  // mean = sum * (1/48)
-  ASSERT_EQ(row_sum->op, Ops::REDUCE_AXIS);
-  EXPECT_EQ(g.realizes.at(row_sum), "its reader's kernel reduces other rows");
-  EXPECT_EQ(g.realizes.at(y.lazydata()->base()), "an output");
-  EXPECT_EQ(g.kernels[0].outputs, std::vector<LazyBuffer*>{row_sum});  // sources first
-  EXPECT_EQ(g.kernels[1].outputs, std::vector<LazyBuffer*>{y.lazydata()->base()});
-  EXPECT_EQ(g.kernels[1].shape, (Shape{1, 48}));
-  // softmax: one kernel of one output that fuses both of its reduces; mean and var together: one
-  // kernel of two outputs
-  Tensor s = x.softmax(1);
-  g = group({s.lazydata()});
-  ASSERT_EQ(g.kernels.size(), 1u);
-  ASSERT_EQ(g.kernels[0].reduces.size(), 1u);
-  std::vector<Ops> reduce_ops;
-  for (LazyBuffer* r : g.kernels[0].reduces[0]) reduce_ops.push_back(std::get<ReduceArg>(r->arg).op);
-  EXPECT_THAT(reduce_ops, testing::UnorderedElementsAre(Ops::MAX, Ops::ADD));
-  g = group({x.mean({1}).lazydata(), x.var({1}).lazydata()});
-  ASSERT_EQ(g.kernels.size(), 1u);
-  EXPECT_EQ(g.kernels[0].outputs.size(), 2u);
-  EXPECT_TRUE(g.buffer_ops.empty());
-}
-
-// Kernels over one loop nest join, but not two contractions: the q, k and v projections of one x are
-// three matmuls (each fills the registers with its own tile of outputs; joined, they ran 2x slower),
-// while a mean and a variance, or the sums of x and x*x, still share one kernel and its loads.
-TEST(ScheduleItems, ContractionsDoNotJoin) {
-  Tensor x = Tensor::rand({32, 48}).realize();
-  std::vector<Tensor> w;
-  for (int i = 0; i < 3; i++) w.push_back(Tensor::rand({48, 40}).realize());
-  Tensor q = x.matmul(w[0]), k = x.matmul(w[1]), v = x.matmul(w[2]);
-  Grouping g = group({q.lazydata(), k.lazydata(), v.lazydata()});
-  size_t with_reduces = 0;
-  for (const Grouping::Kernel& kern : g.kernels) {
-    EXPECT_EQ(kern.outputs.size(), 1u);
-    with_reduces += !kern.reduces[0].empty();
-  }
-  EXPECT_EQ(with_reduces, 3u);
-  g = group({x.sum({0}).lazydata(), (x * x).sum({0}).lazydata()});
-  ASSERT_EQ(g.kernels.size(), 1u);
-  EXPECT_EQ(g.kernels[0].outputs.size(), 2u);
-  // and the values, realized together, are the matmuls'
-  Tensor::corealize({q, k, v});
-  std::vector<float> hx = x.tolist<float>();
-  for (int i = 0; i < 3; i++) {
-    std::vector<float> hw = w[i].tolist<float>(), got = std::vector<Tensor>{q, k, v}[i].tolist<float>();
-    for (int r = 0; r < 32; r += 7)
-      for (int c = 0; c < 40; c += 3) {
-        double ref = 0;
-        for (int j = 0; j < 48; j++) ref += double(hx[r * 48 + j]) * hw[j * 40 + c];
-        EXPECT_NEAR(got[r * 40 + c], ref, 1e-4) << i << " " << r << " " << c;
-      }
-  }
-}
-
-// Which reduces fuse does not depend on where the graph's buffers happen to be in memory: a graph with
-// reduces over crossing rows (some must be realized) schedules the same kernels every time.
-TEST(ScheduleItems, FusionDecisionsAreDeterministic) {
-  Tensor x = Tensor::rand({8, 4, 6, 6}).realize(), w = Tensor::rand({4, 4, 3, 3}).realize();
-  std::vector<std::string> first;
-  for (int run = 0; run < 20; run++) {
-    Tensor wr = w.detach().requires_grad_(), xr = x.detach().requires_grad_();
-    Tensor c = xr.conv2d(wr);
-    Tensor n = (c - c.mean({0, 2, 3}, true)) * (c.var({0, 2, 3}, true) + 1e-5).rsqrt();
-    Tensor loss = n.relu().max_pool2d().flatten(1).log_softmax(1).mean();
-    loss.backward();
-    std::vector<std::string> got;
-    for (auto& si : create_schedule({loss.lazydata(), wr.grad().lazydata(), xr.grad().lazydata()})) got.push_back(si.fusion);
-    if (run == 0) first = got;
-    else ASSERT_EQ(got, first) << "run " << run;
-  }
 }
 
 TEST(ScheduleQueue, DotQueuesSyncWaitCopiesKernel) {
