@@ -80,6 +80,7 @@ TEST(KernelOpts, ChannelTileForNarrowConvRows) {
   std::mt19937 rng(11);
   Tensor x = rand_tensor(rng, {4, 32, 24, 24}, dtypes::float32);
   Tensor w = rand_tensor(rng, {32, 32, 5, 5}, dtypes::float32);
+  Context direct{{"WINO", 0}};  // the direct conv's kernel (5-wide kernels run by Winograd's by default)
   ScheduleItem si = conv_kernel_of(x.conv2d(w));
   Kernel k(si.ast, *ren);
   k.hand_coded_optimizations();
@@ -301,6 +302,7 @@ TEST(KernelOpts, TransposedConvSkipsThePaddedKernelRows) {
 // beautiful_mnist's conv shapes (weights packed by channel blocks), weight gradients and matmuls.
 TEST(KernelOpts, TilesFitTheTargetsRegisters) {
   std::mt19937 rng(14);
+  Context direct{{"WINO", 0}};  // the direct 5x5 convs' kernels (by default they run by Winograd's)
   struct Case { std::string what; Tensor out; };
   std::vector<Case> cases = {
       {"matmul", unpacked_matmul(rand_tensor(rng, {128, 256}, dtypes::float32), rand_tensor(rng, {256, 128}, dtypes::float32))},

@@ -7,6 +7,7 @@
 #include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "tensor/internal.h"
+#include "tg/helpers.h"
 
 namespace tg {
 
@@ -199,6 +200,19 @@ bool sums_windows_directly(const Shape& w, DType dt, const std::string& device, 
   Compiled& dev = Device::get(device);
   int64_t lanes = dev.has_renderer() && dt.is_float() ? dev.renderer().vector_unit().bytes / dt.itemsize() : 0;
   return lanes >= 2 && prod(w) / w[0] <= kFewTaps && s.back() == 1 && out.back() % (lanes / 2) == 0;
+}
+
+// Whether conv2d runs a 2D conv by Winograd's F(4, 5) along the rows (winograd.cpp; WINO=0 turns it
+// off): a 5-wide kernel of 2+ rows, one group, stride and dilation 1, float32, and the 1-column convs it
+// makes are channel tiles (enough channels; see channel_block) over two tiles of 4 outputs or more.
+// F(4, 3) was not taken: on beautiful_mnist's 3x3 convs (forward and both gradients, Zen 5) 64->64 on
+// 10x10 images went 23.8 -> 22.4 ms and 32->64 on 12x12 (10-wide rows: 3 tiles, the last half empty)
+// 19.8 -> 25.0 ms; their transforms cost about what the 6 / 12 multiply-adds save.
+bool winograd_applies(const Tensor& x, const Tensor& w, int64_t groups, const Shape& s, const Shape& d, DType dt) {
+  if (!WINO || w.ndim() != 4 || groups != 1 || dt != dtypes::float32 || s != Shape{1, 1} || d != Shape{1, 1}) return false;
+  int64_t kh = w.shape()[2], r = w.shape()[3], h = x.shape()[2], wo = x.shape()[3] - r + 1, tiles = (wo + 3) / 4;
+  if (r != 5 || kh < 2 || tiles < 2) return false;
+  return channel_block(Shape{w.shape()[0], w.shape()[1], 1, kh}, dt, x.device(), Shape{tiles, h}, Shape{tiles, h - kh + 1}, Shape{1, 1}) != 0;
 }
 
 // The rows of the input (per spatial dim) that a conv's windows reach: its weight gradient reads no others
@@ -462,6 +476,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Tensor xp = pad2d(pairs);
   Shape hw(weight.shape().begin() + 2, weight.shape().end());
   Tensor windows = pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
+  DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
+  if (winograd_applies(xp, weight, groups, s, d, dt)) return with_bias(detail::winograd_conv2d(xp.cast(dt), weight.cast(dt)), bias);
   // the channel tile (one group) reads the image as broadcast scalars, one per row of its tile: a padded
   // image is copied with its zeros first, rather than read under a mask per row (a transposed conv pads by
   // the kernel's size). So does the weight gradient's, a conv of x by dy when it is a channel tile, or the
@@ -474,7 +490,6 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
                     (sums_windows_directly(weight.shape(), weight.dtype(), device(), out, s) || channel_block(dy, weight.dtype(), device(), reach(out, hw, s, d), hw, d));
     if (channel_block(weight, in, out, s) || dw_tiled) xp = xp.contiguous();
   }
-  DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
   return with_bias(Function::apply<Conv>({xp.cast(dt), weight.cast(dt)}, s, d, groups), bias);
 }
 

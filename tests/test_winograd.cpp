@@ -1,0 +1,122 @@
+// conv2d by Winograd's F(4, 5) along the rows (tensor/winograd.cpp): the output and both gradients
+// against loops in double, with the tiles' padding (output rows not a multiple of 4), the conv's own
+// padding and a bias; and which convs take the path.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "tg/helpers.h"
+#include "tg/tensor.h"
+
+using namespace tg;
+
+namespace {
+
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw, pad;
+};
+
+std::vector<float> randn(std::mt19937& rng, size_t count) {
+  std::normal_distribution<float> d;
+  std::vector<float> v(count);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// y = conv(x, w) + b, and the gradients of sum(y * g), in double
+struct Reference {
+  std::vector<double> y, dx, dw;
+};
+Reference reference(const ConvCase& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
+                    const std::vector<float>& g) {
+  int64_t ho = k.h + 2 * k.pad - k.kh + 1, wo = k.w + 2 * k.pad - k.kw + 1;
+  Reference r{std::vector<double>(k.n * k.o * ho * wo), std::vector<double>(x.size()), std::vector<double>(w.size())};
+  for (int64_t n = 0; n < k.n; n++)
+    for (int64_t o = 0; o < k.o; o++)
+      for (int64_t y = 0; y < ho; y++)
+        for (int64_t xo = 0; xo < wo; xo++) {
+          int64_t yi = ((n * k.o + o) * ho + y) * wo + xo;
+          double acc = b[o];
+          for (int64_t c = 0; c < k.c; c++)
+            for (int64_t ky = 0; ky < k.kh; ky++)
+              for (int64_t kx = 0; kx < k.kw; kx++) {
+                int64_t iy = y + ky - k.pad, ix = xo + kx - k.pad;
+                if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                int64_t xi = ((n * k.c + c) * k.h + iy) * k.w + ix, wi = ((o * k.c + c) * k.kh + ky) * k.kw + kx;
+                acc += double(x[xi]) * w[wi];
+                r.dx[xi] += double(g[yi]) * w[wi];
+                r.dw[wi] += double(g[yi]) * x[xi];
+              }
+          r.y[yi] = acc;
+        }
+  return r;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], tol * scale) << what << " at " << i;
+}
+
+// The conv's kernels, forward and backward, realized with the JIT off
+int64_t kernels_of_step(const ConvCase& k) {
+  Tensor x = Tensor::rand({k.n, k.c, k.h, k.w}).realize().requires_grad_(), w = Tensor::rand({k.o, k.c, k.kh, k.kw}).realize().requires_grad_();
+  Tensor loss = x.conv2d(w, std::nullopt, 1, {1}, {1}, {k.pad}).sum();
+  loss.backward();
+  GlobalCounters::reset();
+  Tensor::corealize({loss, x.grad(), w.grad()});
+  return GlobalCounters::kernel_count;
+}
+
+// Whether conv2d ran k by Winograd's: the 8 points' convs at least, more kernels than the direct conv
+bool takes_winograd(const ConvCase& k) {
+  int64_t direct;
+  {
+    Context ctx{{"WINO", 0}};
+    direct = kernels_of_step(k);
+  }
+  return kernels_of_step(k) >= direct + 8;
+}
+
+}  // namespace
+
+// Against loops: 16 -> 16 channels (channel tiles on AVX-512's 16-float vectors and AVX2's 8), rows of
+// 10 outputs (3 tiles of 4, the last padded) and of 20 (5 whole tiles), with padding and a bias.
+TEST(Winograd, MatchesLoopsForwardAndBackward) {
+  std::mt19937 rng(5);
+  for (const ConvCase& k : {ConvCase{2, 16, 13, 14, 16, 5, 5, 0}, ConvCase{2, 16, 9, 20, 32, 5, 5, 2}}) {
+    std::string what = "x (" + std::to_string(k.n) + ", " + std::to_string(k.c) + ", " + std::to_string(k.h) + ", " + std::to_string(k.w) +
+                       "), pad " + std::to_string(k.pad);
+    ASSERT_TRUE(takes_winograd(k)) << what;
+    std::vector<float> hx = randn(rng, k.n * k.c * k.h * k.w), hw = randn(rng, k.o * k.c * k.kh * k.kw), hb = randn(rng, k.o);
+    int64_t ho = k.h + 2 * k.pad - k.kh + 1, wo = k.w + 2 * k.pad - k.kw + 1;
+    std::vector<float> hg = randn(rng, k.n * k.o * ho * wo);
+    Reference want = reference(k, hx, hw, hb, hg);
+    Tensor x = Tensor(hx, {k.n, k.c, k.h, k.w}).requires_grad_(), w = Tensor(hw, {k.o, k.c, k.kh, k.kw}).requires_grad_();
+    Tensor y = x.conv2d(w, Tensor(hb, {k.o}), 1, {1}, {1}, {k.pad});
+    (y * Tensor(hg, {k.n, k.o, ho, wo})).sum().backward();
+    // fp32 rounding: F(4, 5)'s transforms scale values by up to ~10 (points +-2, +-1/2)
+    expect_close(y.tolist<float>(), want.y, 2e-5, what + ": y");
+    expect_close(x.grad().tolist<float>(), want.dx, 2e-5, what + ": dx");
+    expect_close(w.grad().tolist<float>(), want.dw, 2e-5, what + ": dw");
+  }
+}
+
+// The path is taken for a 5-wide kernel over enough channels (more kernels: transforms and one conv per
+// point), and not with WINO=0, for a 3-wide kernel, a stride, groups, or too few channels.
+TEST(Winograd, WhichConvsTakeThePath) {
+  ConvCase c5{2, 16, 13, 14, 16, 5, 5, 0};
+  EXPECT_TRUE(takes_winograd(c5));
+  {
+    Context ctx{{"WINO", 0}};
+    EXPECT_FALSE(takes_winograd(c5));
+  }
+  ConvCase c3{2, 16, 13, 14, 16, 5, 3, 0}, few{2, 2, 13, 14, 16, 5, 5, 0}, narrow{2, 16, 13, 7, 16, 5, 5, 0};
+  for (const ConvCase& k : {c3, few, narrow}) EXPECT_FALSE(takes_winograd(k)) << k.c << " channels, " << k.kw << " wide, " << k.w << " columns";
+  Tensor x = Tensor::rand({2, 16, 13, 14}).realize(), w = Tensor::rand({16, 16, 5, 5}).realize();
+  GlobalCounters::reset();
+  x.conv2d(w, std::nullopt, 1, {2}).realize();
+  EXPECT_LE(GlobalCounters::kernel_count, 2);  // a strided conv: the direct kernel (and its weights' packing)
+}
