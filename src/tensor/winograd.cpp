@@ -89,12 +89,13 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& w) {
   for (int64_t p = 0; p < alpha; p++) {
     Tensor vp = v.shrink({{p, p + 1}, {0, n}, {0, c}, {0, tiles}, {0, h}}).reshape({n, c, tiles, h});
     Tensor up = u.shrink({{p, p + 1}, {0, o}, {0, c}, {0, kh}}).reshape({o, c, 1, kh});
-    Tensor mp = vp.conv2d(up).permute({0, 1, 3, 2}).reshape({n, o, ho, tiles, 1});  // (N, O, Ho, tiles, 1)
-    Tensor term = mp * at.shrink({{0, kTile}, {p, p + 1}}).reshape({1, 1, 1, 1, kTile});
+    // (the sum's gradient, a reduce over the tile's outputs, then comes out in the conv's own layout)
+    Tensor term = vp.conv2d(up).reshape({n, o, tiles, ho, 1}) * at.shrink({{0, kTile}, {p, p + 1}}).reshape({1, 1, 1, 1, kTile});
     out = out ? *out + term : term;
   }
   // realized: each reader would otherwise recompute the alpha-term sums (a batchnorm's kernels read it twice)
-  return out->reshape({n, o, ho, tiles * kTile}).contiguous().shrink({{0, n}, {0, o}, {0, ho}, {0, wo}});
+  Tensor rows = out->permute({0, 1, 3, 2, 4}).reshape({n, o, ho, tiles * kTile}).contiguous();
+  return rows.shrink({{0, n}, {0, o}, {0, ho}, {0, wo}});
 }
 
 }  // namespace tg::detail
