@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/schedule.h"
 #include "tg/helpers.h"
 #include "tg/tensor.h"
 
@@ -105,7 +106,8 @@ TEST(Winograd, MatchesLoopsForwardAndBackward) {
 }
 
 // The path is taken for a 5-wide kernel over enough channels (more kernels: transforms and one conv per
-// point), and not with WINO=0, for a 3-wide kernel, a stride, groups, or too few channels.
+// point), and not with WINO=0, for a 3-wide kernel, too few channels or columns, a transformed input
+// over 256 MiB, or a stride.
 TEST(Winograd, WhichConvsTakeThePath) {
   ConvCase c5{2, 16, 13, 14, 16, 5, 5, 0};
   EXPECT_TRUE(takes_winograd(c5));
@@ -115,6 +117,15 @@ TEST(Winograd, WhichConvsTakeThePath) {
   }
   ConvCase c3{2, 16, 13, 14, 16, 5, 3, 0}, few{2, 2, 13, 14, 16, 5, 5, 0}, narrow{2, 16, 13, 7, 16, 5, 5, 0};
   for (const ConvCase& k : {c3, few, narrow}) EXPECT_FALSE(takes_winograd(k)) << k.c << " channels, " << k.kw << " wide, " << k.w << " columns";
+  // a transformed input over 256 MiB (as a large batch's forward): the direct conv, scheduled (not run)
+  auto forward_kernels = [](int64_t batch) {
+    Tensor y = Tensor::empty({batch, 16, 13, 14}).conv2d(Tensor::empty({16, 16, 5, 5}));
+    int64_t kernels = 0;
+    for (const ScheduleItem& si : create_schedule({y.lazydata()})) kernels += si.is_kernel();
+    return kernels;
+  };
+  EXPECT_GE(forward_kernels(12000), 8);  // 8 x 12000 x 16 x 3 tiles x 13 rows x 4 bytes: 240 MB
+  EXPECT_LE(forward_kernels(14000), 2);  // 280 MB
   Tensor x = Tensor::rand({2, 16, 13, 14}).realize(), w = Tensor::rand({16, 16, 5, 5}).realize();
   GlobalCounters::reset();
   x.conv2d(w, std::nullopt, 1, {2}).realize();

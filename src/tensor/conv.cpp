@@ -205,13 +205,17 @@ bool sums_windows_directly(const Shape& w, DType dt, const std::string& device, 
 // Whether conv2d runs a 2D conv by Winograd's F(4, 5) along the rows (winograd.cpp; WINO=0 turns it
 // off): a 5-wide kernel of 2+ rows, one group, stride and dilation 1, float32, and the 1-column convs it
 // makes are channel tiles (enough channels; see channel_block) over two tiles of 4 outputs or more.
+// Like cuDNN's workspace limit, the transformed input (8 values per 4 outputs of each row) stays under
+// 256 MiB: beautiful_mnist's eval over its 10,000 test images would make 1.2 GB of it, double the peak
+// memory and the time of the JIT's first calls (fresh pages) for a replay 9% faster.
 // F(4, 3) was not taken: on beautiful_mnist's 3x3 convs (forward and both gradients, Zen 5) 64->64 on
 // 10x10 images went 23.8 -> 22.4 ms and 32->64 on 12x12 (10-wide rows: 3 tiles, the last half empty)
 // 19.8 -> 25.0 ms; their transforms cost about what the 6 / 12 multiply-adds save.
 bool winograd_applies(const Tensor& x, const Tensor& w, int64_t groups, const Shape& s, const Shape& d, DType dt) {
   if (!WINO || w.ndim() != 4 || groups != 1 || dt != dtypes::float32 || s != Shape{1, 1} || d != Shape{1, 1}) return false;
   int64_t kh = w.shape()[2], r = w.shape()[3], h = x.shape()[2], wo = x.shape()[3] - r + 1, tiles = (wo + 3) / 4;
-  if (r != 5 || kh < 2 || tiles < 2) return false;
+  constexpr int64_t kWorkspaceBytes = int64_t{256} << 20;
+  if (r != 5 || kh < 2 || tiles < 2 || 8 * x.shape()[0] * x.shape()[1] * tiles * h * dt.itemsize() > kWorkspaceBytes) return false;
   return channel_block(Shape{w.shape()[0], w.shape()[1], 1, kh}, dt, x.device(), Shape{tiles, h}, Shape{tiles, h - kh + 1}, Shape{1, 1}) != 0;
 }
 
