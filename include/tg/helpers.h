@@ -36,8 +36,8 @@ inline ContextVar FUSE{"FUSE", 1};
 // called and raise a tg::Error for an entry out of range (off by default: see each op's contract).
 inline ContextVar CHECK_INDEX{"CHECK_INDEX", 0};
 // WINO=0: no Winograd convs. On by default: conv2d runs 5-wide kernels by Winograd's F(4, 5) along the
-// rows where that measured faster (tensor/conv.cpp's winograd_applies), within fp32 rounding of the
-// direct conv (relative error ~3e-6).
+// rows where that measured faster and its workspace is moderate (tensor/conv.cpp's winograd_applies),
+// within fp32 rounding of the direct conv (relative error ~3e-6).
 inline ContextVar WINO{"WINO", 1};
 
 // Scoped override of ContextVars; restores the old values when it goes out of scope.
