@@ -208,9 +208,10 @@ bool sums_windows_directly(const Shape& w, DType dt, const std::string& device, 
 // Like cuDNN's workspace limit, the transformed input (8 values per 4 outputs of each row) stays under
 // 256 MiB: beautiful_mnist's eval over its 10,000 test images would make 1.2 GB of it, double the peak
 // memory and the time of the JIT's first calls (fresh pages) for a replay 9% faster.
-// F(4, 3) was not taken: on beautiful_mnist's 3x3 convs (forward and both gradients, Zen 5) 64->64 on
-// 10x10 images went 23.8 -> 22.4 ms and 32->64 on 12x12 (10-wide rows: 3 tiles, the last half empty)
-// 19.8 -> 25.0 ms; their transforms cost about what the 6 / 12 multiply-adds save.
+// F(4, 3) was not taken: beautiful_mnist's 3x3 convs (forward and both gradients, Zen 5) went from 12.8
+// to 13.9-14.8 ms (32->64 on 10x10 images) and from 13.0 to 16.6-17.3 ms (64->64 on 8x8: 6-wide rows, 2
+// tiles, the last half empty); on such small images the transforms cost more than 6 / 12 of the
+// multiply-adds save.
 bool winograd_applies(const Tensor& x, const Tensor& w, int64_t groups, const Shape& s, const Shape& d, DType dt) {
   if (!WINO || w.ndim() != 4 || groups != 1 || dt != dtypes::float32 || s != Shape{1, 1} || d != Shape{1, 1}) return false;
   int64_t kh = w.shape()[2], r = w.shape()[3], h = x.shape()[2], wo = x.shape()[3] - r + 1, tiles = (wo + 3) / 4;
