@@ -61,7 +61,7 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& want
   for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], tol * scale) << what << " at " << i;
 }
 
-// The conv's kernels, forward and backward, realized with the JIT off
+// The conv's kernels, forward and backward, realized eagerly
 int64_t kernels_of_step(const ConvCase& k) {
   Tensor x = Tensor::rand({k.n, k.c, k.h, k.w}).realize().requires_grad_(), w = Tensor::rand({k.o, k.c, k.kh, k.kw}).realize().requires_grad_();
   Tensor loss = x.conv2d(w, std::nullopt, 1, {1}, {1}, {k.pad}).sum();

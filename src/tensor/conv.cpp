@@ -215,8 +215,8 @@ bool sums_windows_directly(const Shape& w, DType dt, const std::string& device, 
 bool winograd_applies(const Tensor& x, const Tensor& w, int64_t groups, const Shape& s, const Shape& d, DType dt) {
   if (!WINO || w.ndim() != 4 || groups != 1 || dt != dtypes::float32 || s != Shape{1, 1} || d != Shape{1, 1}) return false;
   int64_t kh = w.shape()[2], r = w.shape()[3], h = x.shape()[2], wo = x.shape()[3] - r + 1, tiles = (wo + 3) / 4;
-  constexpr int64_t kWorkspaceBytes = int64_t{256} << 20;
-  if (r != 5 || kh < 2 || tiles < 2 || 8 * x.shape()[0] * x.shape()[1] * tiles * h * dt.itemsize() > kWorkspaceBytes) return false;
+  constexpr double kWorkspaceBytes = 256.0 * (1 << 20);  // (in double: a lazy input's shape may be past int64 bytes x 2)
+  if (r != 5 || kh < 2 || tiles < 2 || 8.0 * double(x.shape()[0]) * double(x.shape()[1]) * double(tiles * h) * dt.itemsize() > kWorkspaceBytes) return false;
   return channel_block(Shape{w.shape()[0], w.shape()[1], 1, kh}, dt, x.device(), Shape{tiles, h}, Shape{tiles, h - kh + 1}, Shape{1, 1}) != 0;
 }
 
