@@ -350,12 +350,20 @@ def arg_reduce(n, x):
 
 
 def cumsum(run, n, x):
-  """Each prefix along the axis is a sum of its own: the envelope of a sum in any order."""
+  """Each prefix along the axis is a sum of its own: the envelope of a sum in any order. As in tinygrad and
+  torch, a prefix is summed over a window of the axis' length, +0.0 past its end (so a first element -0.0
+  comes out +0.0 unless the axis has length 1)."""
   acc, d = n["cdtype"], n["dtype"]
   if x.ndim == 0: return noisy_sum(run, x.astype(DT[acc]).reshape(1), (0,), False, acc).reshape(()).astype(DT[d])
   ax = one_axis(n, x.ndim)
   xs = x.astype(DT[acc])
-  parts = [noisy_sum(run, np.take(xs, range(i + 1), axis=ax), (ax,), True, acc) for i in range(x.shape[ax])]
+
+  def window(i):
+    prefix = np.take(xs, range(i + 1), axis=ax)
+    pad = [(0, 0)] * x.ndim
+    pad[ax] = (0, x.shape[ax] - i - 1)
+    return np.pad(prefix, pad)
+  parts = [noisy_sum(run, window(i), (ax,), True, acc) for i in range(x.shape[ax])]
   if not parts: return np.zeros(x.shape, DT[d])
   return np.concatenate(parts, axis=ax).astype(DT[d])
 
