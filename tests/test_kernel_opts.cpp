@@ -322,6 +322,48 @@ TEST(KernelOpts, GatheredLanesAreVectorLoads) {
   EXPECT_EQ(run(pool, opts), run(pool, {}));
 }
 
+// A padded transpose: the pad rows' lanes are gated, each row's 4 lanes under one gate, so each row is one
+// gated vector load too. In LLVM IR the output's vectors are shuffles of the loaded rows (no insertelement:
+// one per lane kept the shuffle port busy, a transpose ran at a quarter of a copy's speed).
+TEST(KernelOpts, GatedRowsAreVectorLoadsAndShuffle) {
+  std::mt19937 rng(16);
+  auto ren = avx512_renderer();
+  ScheduleItem si = kernel_of(rand_tensor(rng, {94, 128}, dtypes::float32).pad({{1, 1}, {0, 0}}).transpose(0, 1).contiguous());
+  Kernel k(si.ast, *ren);
+  k.apply_opt({OptOps::UPCAST, 1, 16});  // (128, 96): 16 of the 96 (x's rows) as the vector
+  k.apply_opt({OptOps::UPCAST, 0, 4});  // and 4 columns of x: 16 rows of 4 become 4 vectors of 16
+  std::map<int, int> widths;
+  for (const UOpPtr& u : k.linearize())
+    if (u->op == Ops::LOAD) widths[u->dtype.count]++;
+  EXPECT_EQ(widths, (std::map<int, int>{{4, 16}})) << opts_str(k.applied_opts());
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  if (is_llvm_ir(src)) {
+    EXPECT_EQ(count_substr(src, "insertelement"), 0u) << src;
+    EXPECT_THAT(src, HasSubstr("shufflevector <64 x float>")) << src;
+  }
+  EXPECT_EQ(run(si, k.applied_opts()), run(si, {}));
+}
+
+// A comparison of loaded values and the select it feeds are vector ops in LLVM IR (a relu's backward),
+// not a compare and a select per lane.
+TEST(KernelOpts, VectorCompareAndWhere) {
+  std::mt19937 rng(17);
+  for (DType dt : {dtypes::float32, dtypes::int32}) {
+    Tensor x = rand_tensor(rng, {4, 64}, dt), g = rand_tensor(rng, {4, 64}, dt);
+    ScheduleItem si = kernel_of((x > 0).where(g, x.ne(g).where(x, g)));
+    Kernel k(si.ast, Device::get("CPU").renderer());
+    k.apply_opt({OptOps::UPCAST, 0, 16});  // (4, 64): one dim of 256
+    std::string src = compile_kernel(k, "CPU")->kernel.src;
+    if (is_llvm_ir(src)) {
+      EXPECT_THAT(src, HasSubstr((dt == dtypes::int32 ? "icmp slt <16 x i32>" : "fcmp olt <16 x float>"))) << src;
+      EXPECT_THAT(src, HasSubstr((dt == dtypes::int32 ? "icmp ne <16 x i32>" : "fcmp une <16 x float>"))) << src;
+      EXPECT_THAT(src, HasSubstr("select <16 x i1>")) << src;
+      EXPECT_EQ(count_substr(src, "extractelement"), 0u) << src;
+    }
+    EXPECT_EQ(run(si, k.applied_opts()), run(si, {})) << dt.name();
+  }
+}
+
 // Padding read as vectors: contiguous lanes whose validity differs are one read under a lane mask, or
 // lane by lane where the vector would leave the readable part of the buffer (the first and last rows
 // here: index -1, and one past the end).

@@ -100,8 +100,18 @@ UOpPtr lift_alu(B b) {
   const UOpPtr& u = b["root"];
   int64_t w = width_of_srcs(*u);
   if (!w || u->dtype.count > 1) return nullptr;
-  bool vector_op = (is_alu(u->op) || u->op == Ops::CAST) && ctx.reads(u) && ctx.can_vector(u->dtype, w) && ctx.ren.vector_alu(u->op, u->dtype) &&
-                   std::all_of(u->src.begin(), u->src.end(), [&](const UOpPtr& x) { return ctx.can_vector(x->dtype.base(), w) && x->dtype.base() == u->dtype; });
+  // the type the op computes in: a comparison's operands' (its result is a vector of bools), else its own
+  // (WHERE's condition is a vector of bools, whatever made it)
+  bool compares = u->op == Ops::CMPLT || u->op == Ops::CMPNE;
+  DType t = compares ? u->src[0]->dtype.base() : u->dtype;
+  auto operand_fits = [&](size_t i) {
+    DType x = u->src[i]->dtype.base();
+    return u->op == Ops::WHERE && i == 0 ? x.is_bool() : x == t;
+  };
+  bool selects = compares || u->op == Ops::WHERE;  // bool lanes are the renderer's to allow (LLVM's i1 vectors)
+  bool fits = ctx.can_vector(t, w) || (selects && t.is_bool() && w <= ctx.ren.max_vector_bytes());
+  bool vector_op = (is_alu(u->op) || u->op == Ops::CAST) && ctx.reads(u) && fits && ctx.ren.vector_alu(u->op, t);
+  for (size_t i = 0; i < u->src.size() && vector_op; i++) vector_op = operand_fits(i);
   if (!vector_op) return per_lane(u, w);  // index math, or an op the device has no vector form of
   std::vector<UOpPtr> s;
   for (auto& x : u->src) s.push_back(vec(x, w));
@@ -346,13 +356,14 @@ UOpPtr group_stores(B b) {
   return UOp::make(Ops::SINK, sink->dtype, std::move(out), sink->arg);
 }
 
-// A scalar LOAD that may join a vector load: ungated, of a type that has vectors, and a lane of gathers
-// only (every use a VECTORIZE of several values; a broadcast's scalar is best read as one).
+// A scalar LOAD that may join a vector load: of a type that has vectors, and a lane of gathers only
+// (every use a VECTORIZE of several values; a broadcast's scalar is best read as one). Gated loads join
+// loads under the same gate (a padded tile's row of columns): one branch around a vector read.
 bool groupable_load(const UOpPtr& ld, const std::vector<const UOp*>& uses, const VectorizeCtx& ctx) {
   auto gathers = [](const UOp* v) {
     return v->op == Ops::VECTORIZE && std::any_of(v->src.begin(), v->src.end(), [v](const UOpPtr& s) { return s != v->src[0]; });
   };
-  return ld->op == Ops::LOAD && ld->src.size() == 1 && ld->src[0]->op == Ops::INDEX && ld->dtype.count == 1 && ctx.can_vector(ld->dtype, 2) &&
+  return ld->op == Ops::LOAD && ld->src[0]->op == Ops::INDEX && ld->dtype.count == 1 && ctx.can_vector(ld->dtype, 2) &&
          !uses.empty() && std::all_of(uses.begin(), uses.end(), gathers);
 }
 
@@ -369,8 +380,10 @@ UOpPtr group_loads(B b) {
   std::unordered_map<const UOp*, std::vector<const UOp*>> uses;
   for (const UOpPtr& u : order)
     for (const UOpPtr& s : u->src) uses[s.get()].push_back(u.get());
-  auto key = [](const UOpPtr& ld, int64_t offset) { return address(ld->src[0], offset); };
-  std::map<std::pair<const UOp*, const UOp*>, const UOpPtr*> at;  // (buffer, index) -> its load
+  auto key = [](const UOpPtr& ld, int64_t offset) {
+    return std::tuple_cat(address(ld->src[0], offset), std::make_tuple(ld->src.size() > 1 ? ld->src[1].get() : nullptr));
+  };
+  std::map<std::tuple<const UOp*, const UOp*, const UOp*>, const UOpPtr*> at;  // (buffer, index, gate) -> its load
   std::vector<const UOpPtr*> loads;
   for (const UOpPtr& u : order)
     if (groupable_load(u, uses[u.get()], ctx)) at[key(u, 0)] = &u, loads.push_back(&u);
@@ -389,7 +402,7 @@ UOpPtr group_loads(B b) {
     }
     for (auto [k, w] : vector_pieces(run.size(), ctx.ren.max_vector_bytes() / first->dtype.itemsize())) {
       const UOpPtr& head = *run[k];
-      UOpPtr v = UOp::make(Ops::LOAD, head->dtype.vec(static_cast<int>(w)), {head->src[0]}, head->arg);
+      UOpPtr v = UOp::make(Ops::LOAD, head->dtype.vec(static_cast<int>(w)), head->src, head->arg);
       for (size_t l = 0; l < w; l++) lanes[run[k + l]->get()] = UOp::make(Ops::GEP, head->dtype, {v}, static_cast<int64_t>(l));
     }
   }

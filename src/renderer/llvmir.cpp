@@ -12,9 +12,12 @@
 //    back to the half grid, 16 bits in memory (with F16C instructions, or the host's conversions);
 //  - a gated load is a branch around the load, a vector read under a lane mask is llvm.masked.load
 //    (masked-off lanes are never touched), a streaming store is !nontemporal where it is aligned.
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -194,6 +197,40 @@ std::string shift(LLVMCtx& c, const UOp& u, const std::string& a, const std::str
   std::string safe = c.emit("select " + mask_t + " " + in_range + ", " + t + " " + b + ", " + t + " " + zero(dt));
   std::string r = c.emit(std::string(op) + " " + t + " " + a + ", " + safe);
   return c.emit("select " + mask_t + " " + in_range + ", " + t + " " + r + ", " + t + " " + beyond);
+}
+
+// A VECTORIZE of lanes of several vectors of one type (a transposed tile: 16 loaded rows of 4 -> 4 stored
+// columns of 16): the vectors concatenated by a tree of shuffles, then one shuffle picks the lanes. LLVM
+// lowers that to a few permutes (vpermt2ps), where an insertelement per lane costs a shuffle port each.
+std::optional<std::string> lanes_of_vectors(LLVMCtx& c, const UOp& u) {
+  constexpr size_t max_concat_lanes = 64;  // past it, the concatenation splits into too many registers
+  if (u.src.empty() || u.src[0]->op != Ops::GEP) return std::nullopt;
+  DType vec = u.src[0]->src[0]->dtype;
+  std::vector<UOpPtr> vectors;
+  std::vector<size_t> slot;  // for each lane, its vector's position in vectors
+  for (const UOpPtr& s : u.src) {
+    if (s->op != Ops::GEP || s->src[0]->dtype != vec) return std::nullopt;
+    auto at = std::find(vectors.begin(), vectors.end(), s->src[0]);
+    slot.push_back(static_cast<size_t>(at - vectors.begin()));
+    if (at == vectors.end()) vectors.push_back(s->src[0]);
+  }
+  size_t width = static_cast<size_t>(vec.count), n = std::bit_ceil(vectors.size());
+  if (vectors.size() < 2 || n * width > max_concat_lanes) return std::nullopt;
+  std::vector<std::string> level;
+  for (const UOpPtr& v : vectors) level.push_back(c.val(v));
+  level.resize(n, "poison");
+  for (size_t lanes = width; level.size() > 1; lanes *= 2) {
+    std::string t = "<" + std::to_string(lanes) + " x " + scalar_type(vec) + ">", mask;
+    for (size_t i = 0; i < 2 * lanes; i++) mask += (i ? ", i32 " : "i32 ") + std::to_string(i);
+    std::vector<std::string> next;
+    for (size_t i = 0; i < level.size(); i += 2)
+      next.push_back(c.emit("shufflevector " + t + " " + level[i] + ", " + t + " " + level[i + 1] + ", <" + std::to_string(2 * lanes) + " x i32> <" + mask + ">"));
+    level = std::move(next);
+  }
+  std::string all = "<" + std::to_string(n * width) + " x " + scalar_type(vec) + ">", mask;
+  for (size_t i = 0; i < u.src.size(); i++)
+    mask += (i ? ", i32 " : "i32 ") + std::to_string(slot[i] * width + static_cast<size_t>(std::get<int64_t>(u.src[i]->arg)));
+  return c.emit("shufflevector " + all + " " + level[0] + ", " + all + " poison, <" + std::to_string(u.src.size()) + " x i32> <" + mask + ">");
 }
 
 // float -> integer as exec_alu (and the C's tg_f2i / tg_f2u): in double, truncated, NaN is 0, saturated
@@ -557,10 +594,11 @@ const RenderRules& llvm_rules() {
            for (size_t i = 0; i < u.src.size(); i++) lanes += (i ? ", i32 " : "i32 ") + std::to_string(std::get<int64_t>(u.src[i]->arg));
            return c.emit("shufflevector " + c.tv(from) + ", " + type(from->dtype) + " poison, <" + std::to_string(u.src.size()) + " x i32> <" + lanes + ">");
          }
+         if (auto v = lanes_of_vectors(c, u)) return v;
          std::string v = "poison";
          for (size_t i = 0; i < u.src.size(); i++) v = c.emit("insertelement " + t + " " + v + ", " + st + " " + c.val(u.src[i]) + ", i32 " + std::to_string(i));
          return v;
-       }, "VECTORIZE: insertelements (a broadcast: a splat; lanes of one vector: a shuffle)"},
+       }, "VECTORIZE: insertelements (a broadcast: a splat; lanes of one or of several vectors: shuffles)"},
       {UPat::op(Ops::GEP), [](B b) -> Text {
          auto& c = ctx(b);
          const UOp& u = *b["root"];
@@ -584,7 +622,9 @@ class LLVMRenderer final : public Renderer {
   VectorUnit vector_unit() const override { return f_.vector; }
   // the C's vector ops, and shifts (the C's need a cast of each lane's type)
   bool vector_alu(Ops op, DType d) const override {
-    return cpu_vector_alu(op, d) || ((op == Ops::SHL || op == Ops::SHR) && d.is_int());
+    // comparisons (of the operands' type d, bools too) give vectors of i1, which select (WHERE of d) takes
+    bool compares = op == Ops::CMPLT || op == Ops::CMPNE || op == Ops::WHERE;
+    return cpu_vector_alu(op, d) || ((op == Ops::SHL || op == Ops::SHR) && d.is_int()) || (compares && d.scalar != Scalar::Float16);
   }
   int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, f_.vector); }
 

@@ -57,7 +57,8 @@ struct Renderer {
   // The type of index math when every index fits it (an index that can reach 2^31 is int64 anyway).
   virtual DType index_dtype() const { return dtypes::int32; }
   virtual VectorUnit vector_unit() const { return {}; }  // the target's registers (what the heuristics tile for)
-  // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split).
+  // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split); for a
+  // comparison, `scalar` is its operands' type.
   virtual bool vector_alu(Ops op, DType scalar) const { (void)op; (void)scalar; return false; }
   // The width (in elements) of the column panels that a large matmul's right operand is copied into
   // first, so that the kernel streams each panel from contiguous memory (0: no packing).
