@@ -86,7 +86,7 @@ run_ctest build
 # another kind would show.
 # Where the build has LLVM, its kernels are the default (CPU_COMPILER=llvm): the same tests run with the
 # C renderer and a compiler process too, for the native target and the baseline one.
-DTYPE_TESTS='Dtype|StateFiles|MovementProperty|IntDiv|KernelOpts.(EachAction|Heuristics|RendersVectors|VectorExp2|MaskedVectorLoads|BlockedMatmul|ConvHeuristics|ChannelTile.*|StreamingStores)|KernelMultiReduce|TrigAccuracy|LLVM'
+DTYPE_TESTS='Dtype|StateFiles|MovementProperty|IntDiv|KernelOpts.(EachAction|Heuristics|RendersVectors|VectorExp2|MaskedVectorLoads|GatedRowsAreVectorLoadsAndShuffle|VectorCompareAndWhere|BlockedMatmul|ConvHeuristics|ChannelTile.*|StreamingStores)|KernelMultiReduce|TrigAccuracy|LLVM'
 if grep -q '^TG_HAVE_LLVM:INTERNAL=1' build/CMakeCache.txt 2>/dev/null; then
   section "dtype tests (CPU_TARGET=x86-64, CPU_COMPILER=llvm)"
   CPU_TARGET=x86-64 CPU_COMPILER=llvm run_ctest build -R "$DTYPE_TESTS"

@@ -344,8 +344,8 @@ TEST(KernelOpts, GatedRowsAreVectorLoadsAndShuffle) {
   EXPECT_EQ(run(si, k.applied_opts()), run(si, {}));
 }
 
-// A comparison of loaded values and the select it feeds are vector ops in LLVM IR (a relu's backward),
-// not a compare and a select per lane.
+// A comparison of loaded values, the select it feeds and the casts of masks to numbers are vector ops in
+// LLVM IR (a relu's and a max pool's backward), not a compare, a select and a cast per lane.
 TEST(KernelOpts, VectorCompareAndWhere) {
   std::mt19937 rng(17);
   for (DType dt : {dtypes::float32, dtypes::int32}) {
@@ -362,6 +362,19 @@ TEST(KernelOpts, VectorCompareAndWhere) {
     }
     EXPECT_EQ(run(si, k.applied_opts()), run(si, {})) << dt.name();
   }
+  // a mask made a number (a max pool's backward: (x == max).float() * g) and an integer made a float
+  Tensor x = rand_tensor(rng, {4, 64}, dtypes::float32), g = rand_tensor(rng, {4, 64}, dtypes::float32);
+  Tensor n = rand_tensor(rng, {4, 64}, dtypes::int32);
+  ScheduleItem si = kernel_of((x == g.maximum(x)).cast(dtypes::float32) * g + n.cast(dtypes::float32) + (x < 0).cast(dtypes::int32).cast(dtypes::float32));
+  Kernel k(si.ast, Device::get("CPU").renderer());
+  k.apply_opt({OptOps::UPCAST, 0, 16});
+  std::string src = compile_kernel(k, "CPU")->kernel.src;
+  if (is_llvm_ir(src)) {
+    EXPECT_THAT(src, HasSubstr("uitofp <16 x i1>")) << src;
+    EXPECT_THAT(src, HasSubstr("sitofp <16 x i32>")) << src;
+    EXPECT_EQ(count_substr(src, "extractelement"), 0u) << src;
+  }
+  EXPECT_EQ(run(si, k.applied_opts()), run(si, {}));
 }
 
 // Padding read as vectors: contiguous lanes whose validity differs are one read under a lane mask, or

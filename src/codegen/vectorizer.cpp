@@ -108,10 +108,15 @@ UOpPtr lift_alu(B b) {
     DType x = u->src[i]->dtype.base();
     return u->op == Ops::WHERE && i == 0 ? x.is_bool() : x == t;
   };
-  bool selects = compares || u->op == Ops::WHERE;  // bool lanes are the renderer's to allow (LLVM's i1 vectors)
-  bool fits = ctx.can_vector(t, w) || (selects && t.is_bool() && w <= ctx.ren.max_vector_bytes());
-  bool vector_op = (is_alu(u->op) || u->op == Ops::CAST) && ctx.reads(u) && fits && ctx.ren.vector_alu(u->op, t);
+  // bool lanes are the renderer's to allow (LLVM's vectors of i1)
+  bool fits = ctx.can_vector(t, w) || (t.is_bool() && w <= ctx.ren.max_vector_bytes());
+  bool vector_op = is_alu(u->op) && ctx.reads(u) && fits && ctx.ren.vector_alu(u->op, t);
   for (size_t i = 0; i < u->src.size() && vector_op; i++) vector_op = operand_fits(i);
+  if (u->op == Ops::CAST) {  // a mask made a number ((x > 0).float(): a pool's or a relu's backward)
+    DType from = u->src[0]->dtype.base();
+    vector_op = ctx.reads(u) && ctx.ren.vector_cast(from, u->dtype) && (ctx.can_vector(from, w) || from.is_bool()) &&
+                (ctx.can_vector(u->dtype, w) || u->dtype.is_bool());
+  }
   if (!vector_op) return per_lane(u, w);  // index math, or an op the device has no vector form of
   std::vector<UOpPtr> s;
   for (auto& x : u->src) s.push_back(vec(x, w));

@@ -389,7 +389,8 @@ std::string alu_value(LLVMCtx& c, const UOp& u, const std::vector<std::string>& 
 Text alu(B b) {
   auto& c = ctx(b);
   const UOp& u = *b["root"];
-  TG_ASSERT(u.dtype.count == 1 || u.op != Ops::CAST, "LLVM renderer: a vector CAST");
+  TG_ASSERT(u.dtype.count == 1 || u.op != Ops::CAST || u.dtype.is_bool() || u.src[0]->dtype.is_bool() || (u.src[0]->dtype.is_int() && u.dtype.is_float()),
+            "LLVM renderer: a vector CAST it has no vector form of");
   std::vector<std::string> s;
   for (auto& x : u.src) s.push_back(c.val(x));
   std::string r = alu_value(c, u, s);
@@ -622,9 +623,17 @@ class LLVMRenderer final : public Renderer {
   VectorUnit vector_unit() const override { return f_.vector; }
   // the C's vector ops, and shifts (the C's need a cast of each lane's type)
   bool vector_alu(Ops op, DType d) const override {
-    // comparisons (of the operands' type d, bools too) give vectors of i1, which select (WHERE of d) takes
+    // comparisons (of the operands' type d, bools too) give vectors of i1, which select (WHERE of d) and
+    // the logical ops take
     bool compares = op == Ops::CMPLT || op == Ops::CMPNE || op == Ops::WHERE;
-    return cpu_vector_alu(op, d) || ((op == Ops::SHL || op == Ops::SHR) && d.is_int()) || (compares && d.scalar != Scalar::Float16);
+    bool logical = d.is_bool() && (op == Ops::ADD || op == Ops::MUL || op == Ops::OR || op == Ops::AND || op == Ops::XOR);
+    return cpu_vector_alu(op, d) || ((op == Ops::SHL || op == Ops::SHR) && d.is_int()) || (compares && d.scalar != Scalar::Float16) || logical;
+  }
+  // bools to and from numbers, integers to floats (not half: it is rounded lane by lane); float to int
+  // saturates lane by lane
+  bool vector_cast(DType from, DType to) const override {
+    if (from.scalar == Scalar::Float16 || to.scalar == Scalar::Float16) return false;
+    return from.is_bool() || to.is_bool() || (from.is_int() && to.is_float());
   }
   int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, f_.vector); }
 

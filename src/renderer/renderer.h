@@ -60,6 +60,8 @@ struct Renderer {
   // Whether `op` on vectors of `scalar` renders as one vector operation (otherwise lanes are split); for a
   // comparison, `scalar` is its operands' type.
   virtual bool vector_alu(Ops op, DType scalar) const { (void)op; (void)scalar; return false; }
+  // Whether a CAST of vectors of `from` to vectors of `to` renders as one vector operation.
+  virtual bool vector_cast(DType from, DType to) const { (void)from; (void)to; return false; }
   // The width (in elements) of the column panels that a large matmul's right operand is copied into
   // first, so that the kernel streams each panel from contiguous memory (0: no packing).
   virtual int64_t matmul_panel(DType d) const { (void)d; return 0; }
