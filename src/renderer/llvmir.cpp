@@ -233,6 +233,13 @@ std::optional<std::string> lanes_of_vectors(LLVMCtx& c, const UOp& u) {
   return c.emit("shufflevector " + all + " " + level[0] + ", " + all + " poison, <" + std::to_string(u.src.size()) + " x i32> <" + mask + ">");
 }
 
+// The casts with a vector form: bools to and from numbers, integers to floats (not half: it is rounded lane
+// by lane; nor float to integer, which saturates lane by lane).
+bool has_vector_cast(DType from, DType to) {
+  if (from.scalar == Scalar::Float16 || to.scalar == Scalar::Float16) return false;
+  return from.is_bool() || to.is_bool() || (from.is_int() && to.is_float());
+}
+
 // float -> integer as exec_alu (and the C's tg_f2i / tg_f2u): in double, truncated, NaN is 0, saturated
 // to the int64 range (uint64: its own), then wrapped to the width of the type.
 std::string float_to_int(LLVMCtx& c, DType from, DType to, std::string x) {
@@ -389,7 +396,7 @@ std::string alu_value(LLVMCtx& c, const UOp& u, const std::vector<std::string>& 
 Text alu(B b) {
   auto& c = ctx(b);
   const UOp& u = *b["root"];
-  TG_ASSERT(u.dtype.count == 1 || u.op != Ops::CAST || u.dtype.is_bool() || u.src[0]->dtype.is_bool() || (u.src[0]->dtype.is_int() && u.dtype.is_float()),
+  TG_ASSERT(u.dtype.count == 1 || u.op != Ops::CAST || has_vector_cast(u.src[0]->dtype.base(), u.dtype.base()),
             "LLVM renderer: a vector CAST it has no vector form of");
   std::vector<std::string> s;
   for (auto& x : u.src) s.push_back(c.val(x));
@@ -629,12 +636,7 @@ class LLVMRenderer final : public Renderer {
     bool logical = d.is_bool() && (op == Ops::ADD || op == Ops::MUL || op == Ops::OR || op == Ops::AND || op == Ops::XOR);
     return cpu_vector_alu(op, d) || ((op == Ops::SHL || op == Ops::SHR) && d.is_int()) || (compares && d.scalar != Scalar::Float16) || logical;
   }
-  // bools to and from numbers, integers to floats (not half: it is rounded lane by lane); float to int
-  // saturates lane by lane
-  bool vector_cast(DType from, DType to) const override {
-    if (from.scalar == Scalar::Float16 || to.scalar == Scalar::Float16) return false;
-    return from.is_bool() || to.is_bool() || (from.is_int() && to.is_float());
-  }
+  bool vector_cast(DType from, DType to) const override { return has_vector_cast(from, to); }
   int64_t matmul_panel(DType d) const override { return cpu_matmul_panel(d, f_.vector); }
 
   RenderedKernel render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
