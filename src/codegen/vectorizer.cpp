@@ -100,22 +100,22 @@ UOpPtr lift_alu(B b) {
   const UOpPtr& u = b["root"];
   int64_t w = width_of_srcs(*u);
   if (!w || u->dtype.count > 1) return nullptr;
-  // the type the op computes in: a comparison's operands' (its result is a vector of bools), else its own
-  // (WHERE's condition is a vector of bools, whatever made it)
-  bool compares = u->op == Ops::CMPLT || u->op == Ops::CMPNE;
-  DType t = compares ? u->src[0]->dtype.base() : u->dtype;
-  auto operand_fits = [&](size_t i) {
-    DType x = u->src[i]->dtype.base();
-    return u->op == Ops::WHERE && i == 0 ? x.is_bool() : x == t;
-  };
   // bool lanes are the renderer's to allow (LLVM's vectors of i1)
-  bool fits = ctx.can_vector(t, w) || (t.is_bool() && w <= ctx.ren.max_vector_bytes());
-  bool vector_op = is_alu(u->op) && ctx.reads(u) && fits && ctx.ren.vector_alu(u->op, t);
-  for (size_t i = 0; i < u->src.size() && vector_op; i++) vector_op = operand_fits(i);
+  auto lanes_fit = [&](DType d) { return ctx.can_vector(d, w) || (d.is_bool() && w <= ctx.ren.max_vector_bytes()); };
+  bool vector_op = false;
   if (u->op == Ops::CAST) {  // a mask made a number ((x > 0).float(): a pool's or a relu's backward)
     DType from = u->src[0]->dtype.base();
-    vector_op = ctx.reads(u) && ctx.ren.vector_cast(from, u->dtype) && (ctx.can_vector(from, w) || from.is_bool()) &&
-                (ctx.can_vector(u->dtype, w) || u->dtype.is_bool());
+    vector_op = ctx.reads(u) && lanes_fit(from) && lanes_fit(u->dtype) && ctx.ren.vector_cast(from, u->dtype);
+  } else if (is_alu(u->op)) {
+    // the type the op computes in: a comparison's operands' (its result is a vector of bools), else its
+    // own (WHERE's condition is a vector of bools, whatever made it)
+    DType t = u->op == Ops::CMPLT || u->op == Ops::CMPNE ? u->src[0]->dtype.base() : u->dtype;
+    auto operand_fits = [&](size_t i) {
+      DType x = u->src[i]->dtype.base();
+      return u->op == Ops::WHERE && i == 0 ? x.is_bool() : x == t;
+    };
+    vector_op = ctx.reads(u) && lanes_fit(t) && ctx.ren.vector_alu(u->op, t);
+    for (size_t i = 0; i < u->src.size() && vector_op; i++) vector_op = operand_fits(i);
   }
   if (!vector_op) return per_lane(u, w);  // index math, or an op the device has no vector form of
   std::vector<UOpPtr> s;

@@ -199,9 +199,10 @@ std::string shift(LLVMCtx& c, const UOp& u, const std::string& a, const std::str
   return c.emit("select " + mask_t + " " + in_range + ", " + t + " " + r + ", " + t + " " + beyond);
 }
 
-// A VECTORIZE of lanes of several vectors of one type (a transposed tile: 16 loaded rows of 4 -> 4 stored
-// columns of 16): the vectors concatenated by a tree of shuffles, then one shuffle picks the lanes. LLVM
-// lowers that to a few permutes (vpermt2ps), where an insertelement per lane costs a shuffle port each.
+// A VECTORIZE of lanes of vectors of one type: of one vector (a horizontal fold's half), one shuffle; of
+// several (a transposed tile: 16 loaded rows of 4 -> 4 stored columns of 16), the vectors concatenated by a
+// tree of shuffles, then one shuffle picks the lanes. LLVM lowers that to a few permutes (vpermt2ps), where
+// an insertelement per lane costs a shuffle port each.
 std::optional<std::string> lanes_of_vectors(LLVMCtx& c, const UOp& u) {
   constexpr size_t max_concat_lanes = 64;  // past it, the concatenation splits into too many registers
   if (u.src.empty() || u.src[0]->op != Ops::GEP) return std::nullopt;
@@ -215,7 +216,7 @@ std::optional<std::string> lanes_of_vectors(LLVMCtx& c, const UOp& u) {
     if (at == vectors.end()) vectors.push_back(s->src[0]);
   }
   size_t width = static_cast<size_t>(vec.count), n = std::bit_ceil(vectors.size());
-  if (vectors.size() < 2 || n * width > max_concat_lanes) return std::nullopt;
+  if (n * width > max_concat_lanes) return std::nullopt;
   std::vector<std::string> level;
   for (const UOpPtr& v : vectors) level.push_back(c.val(v));
   level.resize(n, "poison");
@@ -595,12 +596,6 @@ const RenderRules& llvm_rules() {
          if (std::all_of(u.src.begin(), u.src.end(), [&](const UOpPtr& s) { return s == u.src[0]; })) {  // a broadcast: LLVM's splat
            std::string one = c.emit("insertelement " + t + " poison, " + st + " " + c.val(u.src[0]) + ", i32 0");
            return c.emit("shufflevector " + t + " " + one + ", " + t + " poison, <" + std::to_string(u.src.size()) + " x i32> zeroinitializer");
-         }
-         const UOpPtr& from = u.src[0]->op == Ops::GEP ? u.src[0]->src[0] : nullptr;
-         if (from && std::all_of(u.src.begin(), u.src.end(), [&](const UOpPtr& s) { return s->op == Ops::GEP && s->src[0] == from; })) {
-           std::string lanes;  // lanes of one vector (a horizontal fold's half): one shuffle
-           for (size_t i = 0; i < u.src.size(); i++) lanes += (i ? ", i32 " : "i32 ") + std::to_string(std::get<int64_t>(u.src[i]->arg));
-           return c.emit("shufflevector " + c.tv(from) + ", " + type(from->dtype) + " poison, <" + std::to_string(u.src.size()) + " x i32> <" + lanes + ">");
          }
          if (auto v = lanes_of_vectors(c, u)) return v;
          std::string v = "poison";
