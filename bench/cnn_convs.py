@@ -7,8 +7,8 @@ against PyTorch (CPU, the same thread count), in one run: ms and GFLOP/s per con
 tg runs each conv under TinyJit (its replays are the kernels alone) and computes the gradients as its
 autograd does for a direct conv (a transposed conv for dx, a conv of x by dy for dw), then both by autograd
 itself (for a Winograd conv, WINO, through its transforms: the forward row is then Winograd's and the dx and
-dw rows the direct conv's); torch uses aten's convolution_backward, what its autograd calls. --keep-memory tells glibc's malloc to keep what torch frees
-(see keep_freed_memory). Not a test: the numbers depend on the machine.
+dw rows the direct conv's); torch uses aten's convolution_backward, what its autograd calls. --keep-memory
+tells glibc's malloc to keep what torch frees (see keep_freed_memory). Not a test: the numbers depend on the machine.
 """
 import argparse
 import ctypes
