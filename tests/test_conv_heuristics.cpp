@@ -455,6 +455,11 @@ TEST(ConvKernels, FewTapWeightGradientIsAWindowTile) {
   for (int d : k.dims_of(AxisType::UPCAST)) accumulators *= k.full_shape()[static_cast<size_t>(d)];
   EXPECT_THAT(opts, HasSubstr("UNROLL(")) << opts;
   EXPECT_GE(accumulators, 8) << opts;
+  // the 24-wide rows padded to two whole vectors (3/4 of the lanes used), not 8-lane vectors (half)
+  int64_t lanes = 1;
+  for (int d : k.dims_of(AxisType::UNROLL)) lanes *= k.full_shape()[static_cast<size_t>(d)];
+  EXPECT_EQ(lanes, 16) << opts;
+  EXPECT_THAT(opts, HasSubstr("PADTO(")) << opts;
   expect_close(run(ks[0], k.applied_opts()), run(ks[0], {}), "window tile " + opts);
   // and the gradient is the sum over the images and the output pixels
   std::vector<float> xs = x.tolist<float>(), ys = y.tolist<float>(), gs = g.tolist<float>(), dw = w.grad().tolist<float>();

@@ -11,12 +11,13 @@
 //    wholly);
 //  - a sum of products of two operands contiguous along the reduce, each broadcast along an output dim
 //    the other varies along (a conv's weight gradient from x and dy as they are), gets a window tile:
-//    lanes along the reduce (a row a little short of them padded), a few of each such dim as the tile,
-//    the dim both vary along outermost; with no such pair (a depthwise conv's), the dims one operand
-//    alone varies along (its window) make the tile;
+//    lanes along the reduce (a row padded to whole vectors when that fills more lanes), a few of each
+//    such dim as the tile, the dim both vary along outermost; with no such pair (a depthwise conv's),
+//    the dims one operand alone varies along (its window) make the tile;
 //  - another reduce over a dim contiguous in a load keeps vector partial sums (an UNROLL of lanes), 4
 //    vectors of them a loop iteration (folded in pairs: a short loop-carried chain); one of at most 16
-//    elements (a pooling window) runs unrolled whole;
+//    elements (a pooling window) runs unrolled whole, and with a heavy body (a fused batchnorm) over
+//    whole vectors of outputs, its output row padded to them when that fills more lanes;
 //  - a reduce whose output is contiguous along a kept dim accumulates a vector of outputs;
 //  - an elementwise kernel stores whole vectors along its contiguous dim.
 // A register tile over many rows then walks the vector operand's panels with its rows innermost, and
@@ -40,6 +41,13 @@ int64_t pow2_divisor(int64_t n, int64_t cap) {
   for (int64_t a = top; a >= 2; a /= 2)
     if (n % a == 0) return a;
   return 1;
+}
+// Whether n elements in vectors of `lanes`, padded to whole vectors, leave fewer lanes idle than vectors
+// of n's largest power-of-two divisor do: a row of 10 padded to 16 uses 10 of 16 lanes, as vectors of 2
+// it would use 2 (a row of 24 padded to 32: 3/4 of them, as vectors of 8: half).
+bool padding_fills_more_lanes(int64_t n, int64_t lanes) {
+  int64_t used = pow2_divisor(n, lanes), padded = (n + lanes - 1) / lanes * lanes;
+  return used < lanes && (padded - n) * lanes < padded * (lanes - used);
 }
 // The most vector accumulators a tile keeps: half the registers (the rest hold the loaded vectors and
 // broadcasts: LLVM spills a 12-accumulator tile on AVX2's 16, unrolled over a conv's window), at most 16.
@@ -384,6 +392,9 @@ bool Kernel::window_tile(int64_t lanes, int red) {
   int64_t v = pow2_divisor(full[red], lanes), pad = 0;
   for (int64_t m = lanes; v < std::max<int64_t>(4, lanes / 2) && m >= std::max<int64_t>(4, lanes / 2); m /= 2)
     if (int64_t padded = (full[red] + m - 1) / m * m; (padded - full[red]) * 8 <= padded) pad = v = m;
+  // and a row of whole vectors when that fills more lanes: c1's 24-wide rows padded to 32, 3/4 of the
+  // lanes, not 8-lane vectors, half (its weight gradient on Zen 5: 3.7 -> 3.0 ms)
+  if (v < lanes && full[red] > lanes && padding_fills_more_lanes(full[red], lanes)) pad = v = lanes;
   if (v < std::max<int64_t>(4, lanes / 2) || reduce_size < 64 * v) return false;
   // of the pairs, the one that makes the largest tile that the registers hold (the innermost of equals)
   int64_t acc = accumulators_for(ren_->vector_unit());
@@ -514,8 +525,7 @@ void Kernel::hand_coded_optimizations() {
         // Otherwise its vectors would leave lanes idle in every multiply-add: padded to whole vectors
         // when the padding wastes less than those lanes (c1's 24-wide rows: 8-lane vectors, half of
         // AVX-512's, or a quarter of the work padded: 5.3 -> 1.8 ms)
-        int64_t used = pow2_divisor(full[vec], lanes), padded = (full[vec] + lanes - 1) / lanes * lanes;
-        if ((padded - full[vec]) * lanes < padded * (lanes - used)) try_opt({OptOps::PADTO, axis_in(AxisType::GLOBAL, vec), lanes});
+        if (padding_fills_more_lanes(full[vec], lanes)) try_opt({OptOps::PADTO, axis_in(AxisType::GLOBAL, vec), lanes});
       }
       full = full_shape();
       int64_t w = pow2_divisor(full[vec], lanes);
@@ -568,7 +578,21 @@ void Kernel::hand_coded_optimizations() {
       int alu = 0;
       for (auto& u : ast_->toposort()) alu += is_alu(u->op);
       if (alu >= kHeavyBody && reduce_size <= kShortReduce && vec >= 0) {
-        if (int64_t a = pow2_divisor(full_shape()[vec], 2); a > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), a});
+        // A row of no whole vectors is padded to them when that fills more lanes (c2's pooled rows of
+        // 10: 16 lanes, 10 of them used, each reading its window's row as lanes of two loaded vectors:
+        // 2.7 -> 1.0 ms)
+        int64_t row = full_shape()[vec];
+        bool padded = false;
+        if (padding_fills_more_lanes(row, lanes)) {
+          Kernel k = *this;  // (both or neither: a padded row of scalars would only add work)
+          try {
+            k.apply_opt({OptOps::PADTO, axis_in(AxisType::GLOBAL, vec), lanes});
+            k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), lanes});
+            *this = std::move(k);
+            padded = true;
+          } catch (const KernelOptError&) {}
+        }
+        if (int64_t a = pow2_divisor(row, 2); !padded && a > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), a});
       } else if (alu >= kHeavyBody) {
         Shape now = full_shape();
         std::vector<int> along = dims_of(AxisType::REDUCE), unrolled = dims_of(AxisType::UNROLL);
