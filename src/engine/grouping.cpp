@@ -222,12 +222,11 @@ class Grouper {
     // x along its columns, w along its rows; a bias added before a reduce is broadcast along them alone).
     // Asked only of kernels with reduces that could join, and remembered.
     std::vector<int8_t> contracts(nodes_.size(), -1);
-    std::vector<std::vector<const UOp*>> views_read(nodes_.size());  // per node, its views of other nodes' outputs
-    std::vector<std::vector<const InputRead*>> inputs_read(nodes_.size());
+    std::vector<std::vector<const UOp*>> views_read(nodes_.size());  // per node, its views of its operands
     for (auto& [b, reads] : reads_)
       for (const Read& r : reads)
         if (r.view) views_read[r.node].push_back(r.view.get());
-    for (const InputRead& r : input_reads_) inputs_read[r.node].push_back(&r);
+    for (const Read& r : input_reads_) views_read[r.node].push_back(r.view.get());
     auto contraction = [&](size_t k) {
       if (contracts[k] >= 0 || nodes_[k].reduces.empty() || !nests[k]) return contracts[k] == 1;
       std::vector<std::vector<bool>> operands;
@@ -235,7 +234,6 @@ class Grouper {
         if (std::vector<bool> b = operand_broadcast(st, *nests[k]); !b.empty()) operands.push_back(std::move(b));
       };
       for (const UOp* view : views_read[k]) note(ShapeTracker::of(*view));
-      for (const InputRead* r : inputs_read[k]) note(r->src->is_view() ? r->src->st + ShapeTracker::of(*r->view) : ShapeTracker::of(*r->view));
       auto within = [](const std::vector<bool>& a, const std::vector<bool>& b) {
         for (size_t i = 0; i < a.size(); i++)
           if (a[i] && !b[i]) return false;
@@ -317,12 +315,7 @@ class Grouper {
   std::unordered_map<const LazyBuffer*, size_t> position_;  // in order_
   std::vector<Node> nodes_;                                 // in the order they are found: users first
   std::unordered_map<LazyBuffer*, std::vector<Read>> reads_;
-  struct InputRead {
-    size_t node;
-    const LazyBuffer* src;  // a view of a buffer realized before this schedule
-    UOpPtr view;            // the kernel's loops -> src's index
-  };
-  std::vector<InputRead> input_reads_;  // the reduce kernels' reads of buffers realized before this schedule
+  std::vector<Read> input_reads_;  // the reduce kernels' reads of buffers realized before this schedule
   std::unordered_set<ReadKey, ReadKeyHash> seen_reads_;
   std::vector<std::vector<size_t>> deps_;    // per node, the nodes whose outputs it reads
   std::vector<size_t> group_of_;             // per node, its group (kNone: not grouped yet)
@@ -336,11 +329,13 @@ class Grouper {
   void enter(const LBPtr& src, const UOpPtr& view, size_t k) {
     LazyBuffer* lb = src->base();
     if (lb->op == Ops::CONST || lb->op == Ops::ARANGE) return;
+    // the kernel's loops -> the index of src's base
+    UOpPtr of_base = src->is_view() && view ? (src->st + ShapeTracker::of(*view)).to_uop() : view;
     if (lb->realized()) {  // kept only for a reduce kernel's contraction test (group_kernels)
-      if (view && !nodes_[k].reduces.empty()) input_reads_.push_back({k, src.get(), view});
+      if (of_base && !nodes_[k].reduces.empty()) input_reads_.push_back({k, std::move(of_base)});
       return;
     }
-    add_read(lb, k, src->is_view() && view ? (src->st + ShapeTracker::of(*view)).to_uop() : view);
+    add_read(lb, k, std::move(of_base));
   }
   // what kernel k computes first to compute b at `view`
   void enter_sources(const LazyBuffer* b, const UOpPtr& view, size_t k) {
