@@ -5,9 +5,13 @@
 // outputs At (V * U). Over channels and the kernel's rows, the products are alpha ordinary convs, one per
 // point, each with a kernel one column wide: a 5x5 conv does 8 / 20 of a direct conv's multiply-adds in
 // convs the kernel heuristics tile as well as any (beautiful_mnist's 32->32 5x5 conv on 512 24x24
-// images: forward 27 -> 21 ms, both gradients 60 -> 54 ms on Zen 5; the transforms are memory-bound).
+// images, Zen 5: forward 27 -> 17 ms, both gradients 61 -> 44-55 ms). The transforms are about a third
+// of that: they turn rows of 4-float runs into rows of points, transposes at 30-60 GB/s.
 // The steps are Tensor ops, so autograd makes the gradients of the same shape (a conv's gradient through
 // its transforms is again alpha 1-column convs and two transforms).
+// Along the rows only: F(4x4, 5x5) in 2D needs 64 / 400 of the multiply-adds, and a prototype's 64
+// point products (one batched matmul, channels last) took 6 ms where the 8 1-column convs take 13, but
+// its transforms, Tensor ops that move the channels last, took 24-75 ms each (the forward's alone).
 #include <cmath>
 
 #include "tensor/internal.h"
