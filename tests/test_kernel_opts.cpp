@@ -451,7 +451,7 @@ TEST(KernelOpts, HeavyBodiesTakeMoreOutputsPerStep) {
     expect_close(run(si, k.applied_opts()), run(si, {}), what);
   }
   // Under a short window, an output row of no whole vectors is padded to them when that fills more
-  // lanes: c2's pooled rows of 10 take 16 lanes (10 used), not 2 (2.7 -> 1.0 ms on Zen 5); on AVX2 two
+  // lanes: c2's pooled rows of 10 take 16 lanes (10 used), not 2 (2.6 -> 1.0 ms on Zen 5); on AVX2 two
   // vectors of 8. The padded lanes store nothing.
   Tensor x20 = rand_tensor(rng, {2, 8, 20, 20}, dtypes::float32);
   x20.realize();
