@@ -26,6 +26,7 @@
 // accumulators in half its registers: AVX-512's 32 registers of 64 bytes, AVX2's 16 of 32, NEON's 32 of 16.
 // Every step goes through apply_opt, so a heuristic can never produce an invalid kernel.
 #include <algorithm>
+#include <bit>
 #include <tuple>
 
 #include "codegen/kernel.h"
@@ -48,6 +49,13 @@ int64_t pow2_divisor(int64_t n, int64_t cap) {
 bool padding_fills_more_lanes(int64_t n, int64_t lanes) {
   int64_t used = pow2_divisor(n, lanes), padded = (n + lanes - 1) / lanes * lanes;
   return used < lanes && (padded - n) * lanes < padded * (lanes - used);
+}
+// Dim d's axis for PADTO, which counts the output and reduce dims together.
+int padto_axis(const Kernel& k, int d) {
+  int axis = 0;
+  for (AxisType t : {AxisType::GLOBAL, AxisType::LOCAL, AxisType::REDUCE})
+    for (int e : k.dims_of(t)) axis += e < d;
+  return axis;
 }
 // The most vector accumulators a tile keeps: half the registers (the rest hold the loaded vectors and
 // broadcasts: LLVM spills a 12-accumulator tile on AVX2's 16, unrolled over a conv's window), at most 16.
@@ -424,12 +432,7 @@ bool Kernel::window_tile(int64_t lanes, int red) {
   if (b < 0 || na * nb < 4) return false;
   try {
     Kernel k = *this;
-    if (pad) {  // (PADTO counts the output and reduce dims together)
-      int axis = 0;
-      for (AxisType t : {AxisType::GLOBAL, AxisType::LOCAL, AxisType::REDUCE})
-        for (int d : dims_of(t)) axis += d < red;
-      k.apply_opt({OptOps::PADTO, axis, pad});
-    }
+    if (pad) k.apply_opt({OptOps::PADTO, padto_axis(k, red), pad});
     k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), v});
     if (nb > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, b), nb});
     if (na > 1) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, a), na});
@@ -559,6 +562,21 @@ void Kernel::hand_coded_optimizations() {
     }
     if (contiguous_in_a_load(red)) {  // vector partial sums along the reduce
       int64_t w = pow2_divisor(full[red], lanes);
+      // A row shorter than a vector, of no whole vectors, is one vector padded to the next power of two
+      // when that fills more lanes (its padding's masks then constants per lane): c4's batchnorm
+      // backward, fused with its 2x2 max-pool's, sums rows of 6 as 8 lanes, not 3 pairs (Zen 5, its two
+      // kernels: 2.8-3.1 -> 1.7-1.8 ms). (c2's rows of 20 as 32 padded lanes ran no faster than as 5
+      // vectors of 4: that kernel waits on memory.)
+      int64_t row = full[red], p = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(row)));
+      if (row < lanes && w < p && padding_fills_more_lanes(row, p)) {
+        Kernel k = *this;  // (both or neither: a padded row summed in a loop only adds work)
+        try {
+          k.apply_opt({OptOps::PADTO, padto_axis(k, red), p});
+          k.apply_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), p});
+          *this = std::move(k);
+          w = 1;
+        } catch (const KernelOptError&) {}
+      }
       if (w > 1) try_opt({OptOps::UNROLL, axis_in(AxisType::REDUCE, red), w});
       // and 4 of them (reduce_to_acc folds them in pairs before the accumulator), so a loop-carried
       // max or sum waits for one op per 4 vectors rather than one per vector

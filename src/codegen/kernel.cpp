@@ -184,6 +184,13 @@ int Kernel::insert_point(AxisType t) const {
   return i;
 }
 
+std::vector<ShapeTracker*> Kernel::trackers() {
+  std::vector<ShapeTracker*> r;
+  for (auto& st : sts_) r.push_back(&st);
+  if (reduce_guard_) r.push_back(&*reduce_guard_);
+  return r;
+}
+
 void Kernel::shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before) {
   // split dim into (rest, amount) (or (amount, rest) when top), then move the amount part in front of
   // the dim that was insert_before (the end when it is shape_len())
@@ -195,7 +202,8 @@ void Kernel::shift_to(int dim, int64_t amount, AxisType type, bool top, int inse
     if (i != moved) order.push_back(i);
   auto at = dest == n + 1 ? order.end() : std::find(order.begin(), order.end(), dest);
   order.insert(at, moved);
-  for (auto& st : sts_) {
+  for (ShapeTracker* t : trackers()) {
+    ShapeTracker& st = *t;
     Shape ns;
     for (int i = 0; i < n; i++) {
       int64_t s = st.shape()[i];
@@ -220,7 +228,7 @@ void Kernel::swap_dims(int a, int b) {
   std::vector<int> order(shape_len());
   std::iota(order.begin(), order.end(), 0);
   std::swap(order[a], order[b]);
-  for (auto& st : sts_) st = st.permute(order);
+  for (ShapeTracker* st : trackers()) *st = st->permute(order);
   std::swap(types_[a], types_[b]);
   std::swap(origin_[a], origin_[b]);
 }
@@ -228,10 +236,24 @@ void Kernel::swap_dims(int a, int b) {
 // Padding an output dim masks the STORE, so what the padding computes is never kept: a load that does
 // not vary along the dim (a conv's weights along the image row) reads its value there too, unmasked.
 // A load that varies reads 0 in the padding (it has no elements there), as every load along a padded
-// reduce dim must (the padding adds nothing to a sum).
-void Kernel::pad_to(int dim, int64_t amount) {
+// reduce dim must (the padding adds nothing to a sum, or the reduce guard keeps it out of the sum).
+void Kernel::pad_to(int dim, int64_t amount, bool guard) {
   int64_t size = full_shape()[dim], padded = (size + amount - 1) / amount * amount;
   bool output_dim = types_[dim] == AxisType::GLOBAL || types_[dim] == AxisType::LOCAL;
+  // the guard: one broadcast element, real wherever no guarded reduce dim is in its padding
+  if (guard && !reduce_guard_) reduce_guard_ = ShapeTracker::from_shape(Shape(full_shape().size(), 1)).expand(full_shape());
+  if (reduce_guard_ && !output_dim) {
+    std::vector<std::pair<int64_t, int64_t>> arg(shape_len(), {0, 0});
+    arg[dim] = {0, padded - size};
+    reduce_guard_ = reduce_guard_->pad(arg);
+  } else if (reduce_guard_) {  // (it does not vary along an output dim)
+    std::vector<std::pair<int64_t, int64_t>> arg;
+    for (int64_t n : reduce_guard_->shape()) arg.push_back({0, n});
+    arg[dim] = {0, 1};
+    Shape wide = reduce_guard_->shape();
+    wide[dim] = padded;
+    reduce_guard_ = reduce_guard_->shrink(arg).expand(wide);
+  }
   for (size_t i = 0; i < sts_.size(); i++) {
     ShapeTracker& st = sts_[i];
     if (st.shape()[dim] == 1 && size != 1) continue;  // broadcast along dim: nothing to pad
@@ -290,19 +312,21 @@ void Kernel::apply_opt(const Opt& opt) {
     // a dim of size 1 is also every view's broadcast dim: padding it would pad the output along a reduce
     if (full[dim] == 1) fail("a dim of size 1 has nothing to pad");
     if ((full[dim] + amt - 1) / amt * amt > 4 * full[dim]) fail("padding would more than quadruple the dim's work");
+    // padded elements read 0 from every buffer: a sum whose source maps zeros to zero is unchanged, any
+    // other sum adds only where the reduce guard holds
+    bool guard = false;
     if (types_[dim] == AxisType::REDUCE) {
-      // padded elements read 0 from every buffer: only a sum whose source maps zeros to zero is unchanged
+      static const std::set<Ops> zero_safe = {Ops::ADD, Ops::MUL, Ops::NEG, Ops::CAST, Ops::SQRT, Ops::SIN, Ops::TAN, Ops::MAX, Ops::AND,
+                                              Ops::OR, Ops::XOR, Ops::CMPNE, Ops::CMPLT, Ops::LOAD, Ops::CONST, Ops::VIEW,
+                                              Ops::DEFINE_GLOBAL, Ops::REDUCE_AXIS, Ops::STORE, Ops::SINK};
       for (auto& u : ast_->toposort()) {
         if (u->op == Ops::REDUCE_AXIS && std::get<ReduceArg>(u->arg).op != Ops::ADD) fail("only a sum can be padded along its reduce dim");
-        static const std::set<Ops> zero_safe = {Ops::ADD, Ops::MUL, Ops::NEG, Ops::CAST, Ops::SQRT, Ops::SIN, Ops::TAN, Ops::MAX, Ops::AND,
-                                                Ops::OR, Ops::XOR, Ops::CMPNE, Ops::CMPLT, Ops::LOAD, Ops::CONST, Ops::VIEW,
-                                                Ops::DEFINE_GLOBAL, Ops::REDUCE_AXIS, Ops::STORE, Ops::SINK};
-        if (!zero_safe.count(u->op)) fail(std::string("the reduce's source has ") + op_name(u->op) + ", which does not map 0 to 0");
+        guard |= !zero_safe.count(u->op);
       }
     }
     if (full[dim] % amt == 0) fail("dim " + std::to_string(dim) + " of size " + std::to_string(full[dim]) + " is already a multiple of " + std::to_string(amt));
     if (full[dim] > INT32_MAX) fail("the dim is too large to pad");
-    pad_to(dim, amt);
+    pad_to(dim, amt, guard);
     applied_.push_back(opt);
     return;
   }

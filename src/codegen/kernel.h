@@ -10,6 +10,7 @@
 // each UPCAST/UNROLL dim (a register tile: the expander makes one copy per index). One UPCAST/UNROLL
 // dim may become vector lanes (vector_dim): vectorize lifts whatever depends on it into vector UOps.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ namespace tg {
 // it runs a REDUCE dim in cache blocks of `amount`, the block loop outside the output loops, the
 // threads' slices included (a matmul then reuses one block of B from the cache for every row); each
 // block adds its partial sum to the output, so it applies to a kernel that stores one sum directly.
+// PADTO pads a dim to a multiple: every load reads 0 in the padding and the STORE skips it; along a
+// reduce dim of a sum whose source does not map 0 to 0 (a reciprocal), the sum also skips it (a guard).
 enum class OptOps : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, NOLOCALS, SWAP, BLOCK };
 struct Opt {
   OptOps op;
@@ -82,12 +85,16 @@ class Kernel {
   std::vector<DType> view_dtypes_;          // the element type of the buffer behind each view (void: a CONST)
   std::vector<bool> loaded_;                // a LOAD reads through the view
   std::vector<ShapeTracker> sts_;           // views_ in kernel dims
+  // where a padded reduce dim is real, in kernel dims: set once PADTO pads a reduce dim of a sum that
+  // the padding's zeros would change; each sum then adds only where it holds (lower_reduce_axis)
+  std::optional<ShapeTracker> reduce_guard_;
   std::vector<AxisType> types_;
   std::vector<std::vector<int>> origin_;    // the AST axes each dim comes from (which reduces reduce it)
   std::vector<Opt> applied_;
   Shape base_shape_;                        // the loop sizes before any opt (for the name)
   bool dont_use_locals_ = false;
 
+  std::vector<ShapeTracker*> trackers();  // sts_ and the reduce guard: what every reshape of the dims reshapes
   void shift_to(int dim, int64_t amount, AxisType type, bool top, int insert_before);
   void swap_dims(int a, int b);
   void cache_block(int row, int col, int red);  // heuristic steps (heuristic.cpp)
@@ -95,7 +102,7 @@ class Kernel {
   bool dot_tile(int64_t lanes, int col, int red);
   bool window_tile(int64_t lanes, int red);
   void reuse_inside(size_t vector_load);
-  void pad_to(int dim, int64_t amount);
+  void pad_to(int dim, int64_t amount, bool guard = false);
   int insert_point(AxisType t) const;       // where a new dim of this type goes
 };
 

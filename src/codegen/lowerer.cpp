@@ -72,6 +72,14 @@ struct Kernel::LoweringCtx : RewriteContext {
     }
     return out;
   }
+  // where the dims a reduce reduces are all real (not PADTO's padding), when the kernel has a reduce
+  // guard; true otherwise
+  UOpPtr reduce_guard(const ReduceArg& ra) const {
+    if (!k.reduce_guard_) return UOp::cnst_int(dtypes::bool_, 1);
+    std::vector<UOpPtr> ix(idx.size(), zero());
+    for (int d : reduced_dims(ra)) ix[d] = idx[d];
+    return k.reduce_guard_->to_indexed_uops(ix, idt).second;
+  }
 };
 
 namespace {
@@ -354,6 +362,9 @@ UOpPtr lower_reduce_axis(B b) {
     else src.push_back(v = UOp::make(Ops::RANGE, ctx.idt, {ctx.zero(), UOp::cnst_int(ctx.idt, n)}, RangeArg{RangeKind::Reduce, d, d, id}));
     bind.emplace(ctx.idx[d].get(), v);
   }
+  // a sum over padding whose zeros its source would not map to 0 adds only where the guard holds (and
+  // narrow_sum below then skips a padded loop's padding)
+  if (UOpPtr valid = ctx.reduce_guard(ra); ra.op == Ops::ADD && !valid->is_const(1)) src[0] = valid->where(src[0], UOp::cnst(src[0]->dtype, 0));
   src[0] = substitute(src[0], bind);
   if (ra.op == Ops::ADD && src.size() > 1) {
     std::vector<UOpPtr> ranges(src.begin() + 1, src.end());
