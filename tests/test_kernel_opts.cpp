@@ -119,9 +119,10 @@ TEST(KernelOpts, EachActionEqualsNoopt) {
     EXPECT_GE(per_op[op], 3) << optops_name(op) << " was valid too rarely to be tested";
 }
 
-// A reduce dim padded under a source that does not map 0 to 0 (exp(0) = 1, 1/0 = inf): the sum adds only
-// the real elements (the reduce guard), in a loop (the padding skipped), unrolled in part (the guard per
-// step), unrolled whole (folded per lane), with a sum inside the summed expression, and beside another sum.
+// A reduce dim padded under a source that does not map 0 to 0 (exp(0) = 1, 1/0 = inf, x - sum(x)): the
+// sum adds only the real elements (the reduce guard), in a loop (the padding skipped), unrolled in part
+// (the guard per step), unrolled whole (folded per lane), with a sum inside the summed expression, and
+// beside another sum.
 TEST(KernelOpts, PaddedReduceOfAnUnsafeSourceAddsOnlyTheRealElements) {
   std::mt19937 rng(12);
   Tensor a = rand_tensor(rng, {6, 20}, dtypes::float32), b = rand_tensor(rng, {6, 20}, dtypes::float32);
@@ -132,6 +133,7 @@ TEST(KernelOpts, PaddedReduceOfAnUnsafeSourceAddsOnlyTheRealElements) {
       {"reciprocal sum", (b / pos).sum({1})},
       {"sum of (x - mean)^-1", (pos - pos.mean({1}, true) + 3).reciprocal().sum({1})},
       {"two sums", pos.reciprocal().sum({1}) + a.exp().sum({1})},
+      {"sum of x - sum(x)", (a - a.sum({1}, true)).sum({1})},  // (no unsafe op, but sum(x) is not 0 in the padding)
   };
   const std::vector<std::vector<Opt>> plans{
       {{OptOps::PADTO, 1, 32}},

@@ -313,15 +313,20 @@ void Kernel::apply_opt(const Opt& opt) {
     if (full[dim] == 1) fail("a dim of size 1 has nothing to pad");
     if ((full[dim] + amt - 1) / amt * amt > 4 * full[dim]) fail("padding would more than quadruple the dim's work");
     // padded elements read 0 from every buffer: a sum whose source maps zeros to zero is unchanged, any
-    // other sum adds only where the reduce guard holds
+    // other sum adds only where the reduce guard holds. A sum that reads another reduce's result (x -
+    // mean(x)) reads it, not 0, in the padding.
     bool guard = false;
     if (types_[dim] == AxisType::REDUCE) {
       static const std::set<Ops> zero_safe = {Ops::ADD, Ops::MUL, Ops::NEG, Ops::CAST, Ops::SQRT, Ops::SIN, Ops::TAN, Ops::MAX, Ops::AND,
                                               Ops::OR, Ops::XOR, Ops::CMPNE, Ops::CMPLT, Ops::LOAD, Ops::CONST, Ops::VIEW,
                                               Ops::DEFINE_GLOBAL, Ops::REDUCE_AXIS, Ops::STORE, Ops::SINK};
       for (auto& u : ast_->toposort()) {
-        if (u->op == Ops::REDUCE_AXIS && std::get<ReduceArg>(u->arg).op != Ops::ADD) fail("only a sum can be padded along its reduce dim");
-        guard |= !zero_safe.count(u->op);
+        if (u->op != Ops::REDUCE_AXIS) {
+          guard |= !zero_safe.count(u->op);
+          continue;
+        }
+        if (std::get<ReduceArg>(u->arg).op != Ops::ADD) fail("only a sum can be padded along its reduce dim");
+        for (auto& v : u->src[0]->toposort()) guard |= v->op == Ops::REDUCE_AXIS;
       }
     }
     if (full[dim] % amt == 0) fail("dim " + std::to_string(dim) + " of size " + std::to_string(full[dim]) + " is already a multiple of " + std::to_string(amt));
