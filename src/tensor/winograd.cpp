@@ -81,7 +81,11 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& w) {
   // V (alpha, N, C, tiles, H): the tiles' columns as two views of x cut in blocks of 4 columns (not as
   // overlapping windows, whose gradient is a gather), each tile's row of points along H, so that the
   // convs below run along rows as long as the image's (a 1-column kernel over rows of `tiles` made
-  // 5-float vectors; their input gradients masked every kernel row)
+  // 5-float vectors; their input gradients masked every kernel row). One tensor of all alpha points,
+  // not alpha sums of x's columns: those (one kernel of 8 outputs) make the input gradient a single
+  // elementwise kernel instead of this one's stacked copy and two reduces, but both ran slower in the
+  // step (Zen 5, A/B in one session: forward 3.4 -> 6.1 ms, input gradient 8.0 -> 8.8-15.8 ms: 16
+  // gated scalar loads per 4 outputs, transposed against the output's rows)
   Tensor xb = x.pad({{0, 0}, {0, 0}, {0, 0}, {0, kTile * (tiles + 1) - width}}).reshape({n, c, h, tiles + 1, kTile}).permute({0, 1, 3, 2, 4});
   Tensor own = xb.shrink({{0, n}, {0, c}, {0, tiles}, {0, h}, {0, kTile}}).reshape({1, n, c, tiles, h, kTile});
   Tensor next = xb.shrink({{0, n}, {0, c}, {1, tiles + 1}, {0, h}, {0, tail}}).reshape({1, n, c, tiles, h, tail});
