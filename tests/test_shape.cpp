@@ -444,6 +444,14 @@ TEST(ShapeTracker, RealSizeAndStrides) {
   EXPECT_EQ(ShapeTracker::from_shape({3}).pad({{2, 2}}).real_size(), 3);
   EXPECT_EQ(ShapeTracker::from_shape({1, 3}).expand({4, 3}).real_size(), 3);
   EXPECT_EQ(ShapeTracker::from_shape({0, 3}).real_size(), 0);
+  // footprint: the span from the lowest index touched, wherever the view starts in its buffer
+  EXPECT_EQ(ShapeTracker::from_shape({4, 5}).shrink({{1, 3}, {2, 5}}).footprint(), 8);  // 7 .. 14
+  EXPECT_EQ(ShapeTracker::from_shape({8, 100}).shrink({{7, 8}, {0, 100}}).footprint(), 100);  // the last of 8 stacked rows
+  EXPECT_EQ(ShapeTracker::from_shape({8, 100}).shrink({{7, 8}, {0, 100}}).real_size(), 800);
+  EXPECT_EQ(ShapeTracker::from_shape({6}).flip({true}).shrink({{1, 3}}).footprint(), 2);  // 4, 3
+  EXPECT_EQ(ShapeTracker::from_shape({3}).pad({{2, 2}}).footprint(), 3);
+  EXPECT_EQ(ShapeTracker::from_shape({1, 3}).expand({4, 3}).footprint(), 3);
+  EXPECT_EQ(ShapeTracker::from_shape({0, 3}).footprint(), 0);
 
   using S = std::vector<std::optional<int64_t>>;
   EXPECT_EQ(ShapeTracker::from_shape({2, 3}).permute({1, 0}).real_strides(), (S{1, 3}));
@@ -661,7 +669,7 @@ void check_against_ref(const ShapeTracker& st, const Ref& ref, const std::string
   UOpPtr flat_var = loop_range(7, prod(ref.shape));
   auto [fidx, fvalid] = st.to_indexed_uops_flat(flat_var);
   Evaluator ev({idx, valid, fidx, fvalid});
-  const int64_t real = st.real_size();
+  const int64_t real = st.real_size(), lowest = real - st.footprint();
   int failures = 0;
   for (int64_t i = 0; i < prod(ref.shape) && failures < 3; i++) {
     Shape pos = unravel(ref.shape, i);
@@ -675,11 +683,11 @@ void check_against_ref(const ShapeTracker& st, const Ref& ref, const std::string
     ok &= nvalid == (want >= 0) && (!nvalid || nidx == want);
     ok &= ev.at(vals, valid) == (want >= 0 ? 1 : 0);
     ok &= ev.at(vals, fvalid) == (want >= 0 ? 1 : 0);
-    if (want >= 0) ok &= ev.at(vals, idx) == want && ev.at(vals, fidx) == want && want < real;
+    if (want >= 0) ok &= ev.at(vals, idx) == want && ev.at(vals, fidx) == want && want < real && want >= lowest;
     if (!ok) {
       failures++;
       ADD_FAILURE() << what << " at " << shape_str(pos) << ": want " << want << ", views give " << (nvalid ? nidx : -1)
-                    << ", uops give idx=" << ev.at(vals, idx) << " valid=" << ev.at(vals, valid) << " real_size=" << real
+                    << ", uops give idx=" << ev.at(vals, idx) << " valid=" << ev.at(vals, valid) << " real_size=" << real << " footprint from " << lowest
                     << "\n  " << st.str() << "\n  idx=" << render_expr(idx) << "\n  valid=" << render_expr(valid);
     }
   }

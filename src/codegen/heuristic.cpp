@@ -253,13 +253,13 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       // A tile that reads more than a cache block of the vector operand (a weight gradient's dy, not a
       // conv's weights): the outermost reduce dim in blocks whose slice of every load fits kBlockBytes,
       // or when one index of it reads more (a batch of 28x28 images), the next dim in (their rows)
-      int64_t tile_bytes = k.sts_[i].real_size() * k.view_dtype(i).itemsize();
+      int64_t tile_bytes = k.sts_[i].footprint() * k.view_dtype(i).itemsize();
       for (int d : k.dims_of(AxisType::GLOBAL))
         if (k.stride(i, d) != std::optional<int64_t>{0}) tile_bytes /= k.full_shape()[d];
       for (size_t r = 0; tile_bytes > kBlockBytes && r + 1 < reduces.size(); r++) {
         int dim = reduces[r];
         int64_t slice = 0;
-        loads([&](size_t j) { slice += k.sts_[j].real_size() / std::max<int64_t>(1, full[dim]) * k.view_dtype(j).itemsize(); });
+        loads([&](size_t j) { slice += k.sts_[j].footprint() / std::max<int64_t>(1, full[dim]) * k.view_dtype(j).itemsize(); });
         int64_t block = full[dim];
         while (block > 1 && (full[dim] % block != 0 || block * slice > kBlockBytes)) block--;
         if (block == full[dim]) break;
@@ -293,7 +293,7 @@ void Kernel::reuse_inside(size_t vector_load) {
     (reused ? reuses : varies).push_back(d);
     if (!reused) steps *= full[d];
   }
-  int64_t bytes = sts_[vector_load].real_size() * view_dtype(vector_load).itemsize();
+  int64_t bytes = sts_[vector_load].footprint() * view_dtype(vector_load).itemsize();
   if (reuses.empty() || varies.empty() || bytes <= kBlockBytes || bytes / steps > kBlockBytes || reuses.front() > varies.back()) return;
   // the first of them becomes the threaded dim: the one with the most items when the first has too few
   // for many cores (AVX2's channel tile leaves 4 vectors of channels outside the batch split)

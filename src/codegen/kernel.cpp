@@ -434,7 +434,7 @@ int64_t Kernel::estimate_mem() const {
   int64_t bytes = 0;
   for (auto& u : ast_->toposort())
     if (u->op == Ops::LOAD || u->op == Ops::STORE)
-      bytes += ShapeTracker::of(*u->src[1]).real_size() * u->src[0]->dtype.itemsize();
+      bytes += ShapeTracker::of(*u->src[1]).footprint() * u->src[0]->dtype.itemsize();
   return bytes;
 }
 

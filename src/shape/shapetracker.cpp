@@ -174,26 +174,36 @@ std::pair<UOpPtr, UOpPtr> ShapeTracker::to_indexed_uops_flat(const UOpPtr& idx) 
   return to_indexed_uops(unravel_flat(shape(), idx), idx->dtype);
 }
 
-int64_t ShapeTracker::real_size() const {
-  if (size() == 0) return 0;
-  // Every valid access lands inside the bottom view's valid window; its largest address bounds them.
+std::optional<std::pair<int64_t, int64_t>> ShapeTracker::valid_index_range() const {
+  if (size() == 0) return std::nullopt;
+  // Every valid access lands inside the bottom view's valid window: its extreme addresses bound them.
   const View& b = views.front();
-  if (prod(b.shape) == 0) return 0;
-  int64_t hi = b.offset;
+  if (prod(b.shape) == 0) return std::nullopt;
+  int64_t lo = b.offset, hi = b.offset;
   for (size_t i = 0; i < b.shape.size(); i++) {
-    auto [lo, e] = b.mask ? (*b.mask)[i] : std::pair<int64_t, int64_t>{0, b.shape[i]};
-    if (lo >= e) return 0;
-    hi += b.strides[i] > 0 ? b.strides[i] * (e - 1) : b.strides[i] * lo;
+    auto [first, end] = b.mask ? (*b.mask)[i] : std::pair<int64_t, int64_t>{0, b.shape[i]};
+    if (first >= end) return std::nullopt;
+    lo += b.strides[i] * (b.strides[i] > 0 ? first : end - 1);
+    hi += b.strides[i] * (b.strides[i] > 0 ? end - 1 : first);
   }
-  int64_t bound = std::max<int64_t>(0, hi + 1);
-  if (views.size() == 1) return bound;
+  if (views.size() == 1) return std::pair{lo, hi};
   // stacked views: the whole expression may reach less than the bottom view
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < shape().size(); i++)
     idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, VarArg{"idx" + std::to_string(i), 0, shape()[i] - 1}));
   auto [idx, valid] = to_indexed_uops(idxs, dtypes::int64);
-  if (valid->is_const(0)) return 0;
-  return std::min(bound, std::max<int64_t>(0, sat_add(idx->vmax, 1)));
+  if (valid->is_const(0)) return std::nullopt;
+  return std::pair{std::max(lo, idx->vmin), std::min(hi, idx->vmax)};
+}
+
+int64_t ShapeTracker::real_size() const {
+  auto r = valid_index_range();
+  return r ? std::max<int64_t>(0, sat_add(r->second, 1)) : 0;
+}
+
+int64_t ShapeTracker::footprint() const {
+  auto r = valid_index_range();
+  return r && r->second >= r->first ? sat_add(r->second - r->first, 1) : 0;
 }
 
 std::vector<std::optional<int64_t>> ShapeTracker::real_strides(bool ignore_valid) const {

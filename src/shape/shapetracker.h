@@ -60,6 +60,9 @@ struct ShapeTracker final : ArgObject {
   bool contiguous() const { return views.size() == 1 && views[0].contiguous; }
   // Elements of the underlying buffer this tracker can touch (largest valid index + 1).
   int64_t real_size() const;
+  // Elements from the lowest to the highest index it touches: its span of the buffer wherever it
+  // starts (a slice of a stacked buffer spans its own part; real_size also counts what lies before).
+  int64_t footprint() const;
 
   // Movement ops. Arguments are validated by the Tensor layer; these assume they are legal.
   ShapeTracker reshape(const Shape& new_shape) const;
@@ -96,6 +99,10 @@ struct ShapeTracker final : ArgObject {
   bool equals(const ArgObject& o) const override;
   std::string str() const override;
   bool operator==(const ShapeTracker& o) const { return views == o.views; }
+
+ private:
+  // [lowest, highest] buffer index a valid access can take; nullopt when none is valid
+  std::optional<std::pair<int64_t, int64_t>> valid_index_range() const;
 };
 
 }  // namespace tg
