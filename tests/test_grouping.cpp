@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
 #include <string>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -98,5 +101,65 @@ TEST(Grouping, FusionDecisionsAreDeterministic) {
     for (auto& si : create_schedule({loss.lazydata(), wr.grad().lazydata(), xr.grad().lazydata()})) got.push_back(si.fusion);
     if (run == 0) first = got;
     else ASSERT_EQ(got, first) << "run " << run;
+  }
+}
+
+// A big pool's gradient is g / count shared among each window's maxima: 1 / count is realized once per
+// window (in the forward's max kernel), so the kernel that writes the input's gradient divides
+// nothing (it divided once per entry, and so did each other kernel that fused the gradient). A
+// small pool (below 16384 windows) keeps the division in the reader. The values are brute-force loops',
+// with ties (the share is split between them).
+TEST(Grouping, MaxPoolGradientSharedOncePerWindow) {
+  auto recips = [](const UOpPtr& ast) {
+    int n = 0;
+    std::vector<const UOp*> todo{ast.get()};
+    std::unordered_set<const UOp*> seen;
+    while (!todo.empty()) {
+      const UOp* u = todo.back();
+      todo.pop_back();
+      if (!seen.insert(u).second) continue;
+      n += u->op == Ops::RECIP;
+      for (auto& s : u->src) todo.push_back(s.get());
+    }
+    return n;
+  };
+  struct Case { Shape shape; std::vector<int64_t> kernel; bool shared; };
+  for (const Case& c : {Case{{2, 8, 64, 64}, {2}, true}, Case{{4, 8, 96, 63}, {3}, true}, Case{{2, 8, 16, 16}, {2}, false}}) {
+    int64_t n = prod(c.shape);
+    std::vector<float> hx(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++) hx[static_cast<size_t>(i)] = static_cast<float>((i * 7919) % 5);  // many ties
+    Tensor x = Tensor(hx, c.shape).requires_grad_();
+    Tensor y = x.max_pool2d(c.kernel);
+    std::vector<float> hg(static_cast<size_t>(prod(y.shape())));
+    for (size_t i = 0; i < hg.size(); i++) hg[i] = 0.25f + static_cast<float>(i % 13);
+    Tensor g = Tensor(hg, y.shape()).realize();
+    (y * g).sum().backward();
+    std::ostringstream what_s;
+    what_s << "x " << c.shape << ", kernel " << c.kernel[0];
+    std::string what = what_s.str();
+    int writer_recips = -1;
+    LazyBuffer* dx = x.grad().lazydata()->base();
+    for (auto& si : create_schedule({x.grad().lazydata()}))
+      if (si.is_kernel() && si.outputs[0]->base() == dx) writer_recips = recips(si.ast);
+    EXPECT_EQ(writer_recips, c.shared ? 0 : 1) << what;
+    std::vector<float> got = x.grad().tolist<float>();
+    int64_t k = c.kernel[0], H = c.shape[2], W = c.shape[3], oh = H / k, ow = W / k;
+    std::vector<double> want(static_cast<size_t>(n), 0.0);
+    for (int64_t p = 0; p < c.shape[0] * c.shape[1]; p++)
+      for (int64_t i = 0; i < oh; i++)
+        for (int64_t j = 0; j < ow; j++) {
+          float m = -1;
+          int ties = 0;
+          for (int64_t a = 0; a < k; a++)
+            for (int64_t b = 0; b < k; b++) m = std::max(m, hx[static_cast<size_t>((p * H + i * k + a) * W + j * k + b)]);
+          for (int64_t a = 0; a < k; a++)
+            for (int64_t b = 0; b < k; b++) ties += hx[static_cast<size_t>((p * H + i * k + a) * W + j * k + b)] == m;
+          for (int64_t a = 0; a < k; a++)
+            for (int64_t b = 0; b < k; b++) {
+              size_t at = static_cast<size_t>((p * H + i * k + a) * W + j * k + b);
+              if (hx[at] == m) want[at] += hg[static_cast<size_t>((p * oh + i) * ow + j)] / ties;
+            }
+        }
+    for (int64_t i = 0; i < n; i++) ASSERT_NEAR(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)], 1e-5) << what << " at " << i;
   }
 }
