@@ -86,6 +86,31 @@ TEST(Grouping, ContractionsDoNotJoin) {
   }
 }
 
+// Big kernels over one loop nest join only when they load a buffer in common: 8 pad copies (or 8
+// transposes) of 8 different 1M-element buffers stay 8 kernels (as one they ran 1.7-1.9x slower, 16
+// streams at once with nothing shared; apart, each reader runs right after its copy, while the copy
+// is in the cache), while copies of one buffer share its loads in one kernel, and small copies join.
+TEST(Grouping, BigKernelsJoinOnlyOverSharedLoads) {
+  auto kernels_of = [](const std::vector<Tensor>& outs) {
+    std::vector<LBPtr> lbs;
+    for (const Tensor& t : outs) lbs.push_back(t.lazydata());
+    return group(lbs).kernels.size();
+  };
+  auto pads_and_transposes = [&](const Shape& shape, int n) {
+    std::vector<Tensor> pads, transposes;
+    for (int i = 0; i < n; i++) {
+      Tensor x = Tensor::rand(shape).realize();
+      pads.push_back(x.pad({{0, 0}, {0, 0}, {4, 4}}).contiguous());
+      transposes.push_back(x.permute({0, 2, 1}).contiguous());
+    }
+    return std::pair{kernels_of(pads), kernels_of(transposes)};
+  };
+  EXPECT_EQ(pads_and_transposes({512, 32, 100}, 4), std::pair(size_t{4}, size_t{4}));  // 1.6M elements each
+  EXPECT_EQ(pads_and_transposes({16, 32, 100}, 4), std::pair(size_t{1}, size_t{1}));
+  Tensor x = Tensor::rand({512, 32, 100}).realize();
+  EXPECT_EQ(kernels_of({x.permute({0, 2, 1}).contiguous(), (x * 2).permute({0, 2, 1}).contiguous()}), 1u);
+}
+
 // Which reduces fuse does not depend on where the graph's buffers happen to be in memory: a graph with
 // reduces over crossing rows (some must be realized) schedules the same kernels every time.
 TEST(Grouping, FusionDecisionsAreDeterministic) {

@@ -27,6 +27,13 @@ constexpr int kMaxKernelDepth = 500;
 constexpr size_t kMaxOutputs = 8;
 constexpr int64_t kMaxMergedOps = 400;
 
+// Kernels of this many loop iterations or more join only when they read a buffer in common: the
+// multi-output kernel then loads it once. Independent ones (beautiful_mnist's 8 Winograd points' pad
+// copies, or their channel-packing transposes, 6.5 MB each) ran 1.7-1.9x slower as one kernel than as
+// 8 (Zen 5): 8 read and 8 write streams at once, and nothing shared. Smaller ones still join, saving a
+// launch each.
+constexpr int64_t kMinStreamed = int64_t{1} << 20;
+
 // The most ops of an elementwise value that several kernels each compute again rather than read (a
 // random init's ~240 threefry ops, read by a parameter's kernel and by a conv's weight packing, would
 // be run, and compiled, in each).
@@ -254,7 +261,7 @@ class Grouper {
           if (groups_[gi].size() >= kMaxOutputs || group_ops[gi] + nodes_[x].alu > kMaxMergedOps) continue;
           bool ok = true;
           for (size_t m : groups_[gi]) ok = ok && reads_in_nest(x, *n, nodes_[m].out) && !(contraction(x) && contraction(m));
-          if (!ok || reaches(x, gi)) continue;
+          if (!ok || !worth_joining(x, *n, gi) || reaches(x, gi)) continue;
           groups_[gi].push_back(x);
           group_of_[x] = gi;
           group_ops[gi] += nodes_[x].alu;
@@ -314,6 +321,7 @@ class Grouper {
   LBSet out_bases_;
   std::unordered_map<const LazyBuffer*, size_t> position_;  // in order_
   std::vector<Node> nodes_;                                 // in the order they are found: users first
+  std::vector<LBSet> sources_;                              // per node, the buffers its kernel loads (realized or not)
   std::unordered_map<LazyBuffer*, std::vector<Read>> reads_;
   std::vector<Read> input_reads_;  // the reduce kernels' reads of buffers realized before this schedule
   std::unordered_set<ReadKey, ReadKeyHash> seen_reads_;
@@ -329,6 +337,7 @@ class Grouper {
   void enter(const LBPtr& src, const UOpPtr& view, size_t k) {
     LazyBuffer* lb = src->base();
     if (lb->op == Ops::CONST || lb->op == Ops::ARANGE) return;
+    sources_[k].insert(lb);
     // the kernel's loops -> the index of src's base
     UOpPtr of_base = src->is_view() && view ? (src->st + ShapeTracker::of(*view)).to_uop() : view;
     if (lb->realized()) {  // kept only for a reduce kernel's contraction test (group_kernels)
@@ -341,6 +350,7 @@ class Grouper {
   void enter_sources(const LazyBuffer* b, const UOpPtr& view, size_t k) {
     switch (b->op) {
       case Ops::INDEX:  // the data is read by a loaded address; the offset and valid are computed here
+        sources_[k].insert(b->srcs[0]->base());
         if (!b->srcs[0]->base()->realized()) add_read(b->srcs[0]->base(), k, nullptr);
         enter(b->srcs[1], view, k);
         enter(b->srcs[2], view, k);
@@ -363,6 +373,7 @@ class Grouper {
     size_t k = nodes_.size();
     bool kernel = prod(b->shape()) != 0 && b->op != Ops::COPY && b->op != Ops::EMPTY;
     nodes_.push_back({b, kernel, {}, kernel && is_alu(b->op)});
+    sources_.emplace_back();
     if (!kernel) {  // a copy orders its source's kernel before it (the source is realized: buffer_rules)
       if (b->op == Ops::COPY && prod(b->shape()) != 0 && !b->srcs[0]->base()->realized()) add_read(b->srcs[0]->base(), k, nullptr);
     } else if (b->op == Ops::REDUCE_AXIS) {
@@ -474,6 +485,17 @@ class Grouper {
         if (n.full[i] > 1 && s.views[0].strides[i] != back[i]) return false;
     }
     return true;
+  }
+
+  // Whether kernel x (of loop nest n) gains by joining group gi: a small kernel always (one launch
+  // less), one of kMinStreamed iterations or more when it loads a buffer a member loads too, or loads
+  // nothing (see kMinStreamed).
+  bool worth_joining(size_t x, const Nest& n, size_t gi) const {
+    if (prod(n.full) < kMinStreamed || sources_[x].empty()) return true;
+    for (size_t m : groups_[gi])
+      for (const LazyBuffer* b : sources_[m])
+        if (sources_[x].count(const_cast<LazyBuffer*>(b))) return true;
+    return false;
   }
 
   // Whether group `target` is reachable from x's dependencies outside it (x joining it would make a

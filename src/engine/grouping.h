@@ -10,8 +10,9 @@
 //      the root of a kernel of its own. A decision never changes once made: no kernel is revisited.
 //   3. one sweep over the kernels, sources first: kernels over the same loop nest on one device join
 //      in one multi-output kernel when a later one reads the earlier ones' outputs only at its own index
-//      or back over its rows, nothing between them would make a cycle, the group stays small, and it
-//      does not get two contractions (matmuls, convs: each wants the registers for its own tile).
+//      or back over its rows, nothing between them would make a cycle, the group stays small, it
+//      does not get two contractions (matmuls, convs: each wants the registers for its own tile), and,
+//      for big kernels, it loads a buffer a member loads too (independent streams are faster apart).
 //
 // The result is data: the buffers realized and why, and the kernels, each with its outputs and the
 // reduces it computes (DEBUG=2 prints them, ScheduleItem::fusion). Building the ASTs follows it and
