@@ -493,8 +493,8 @@ class Grouper {
   bool worth_joining(size_t x, const Nest& n, size_t gi) const {
     if (prod(n.full) < kMinStreamed || sources_[x].empty()) return true;
     for (size_t m : groups_[gi])
-      for (const LazyBuffer* b : sources_[m])
-        if (sources_[x].count(const_cast<LazyBuffer*>(b))) return true;
+      for (LazyBuffer* b : sources_[m])
+        if (sources_[x].count(b)) return true;
     return false;
   }
 
