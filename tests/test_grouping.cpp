@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -187,4 +188,44 @@ TEST(Grouping, MaxPoolGradientSharedOncePerWindow) {
         }
     for (int64_t i = 0; i < n; i++) ASSERT_NEAR(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)], 1e-5) << what << " at " << i;
   }
+}
+
+// A stack of a few pieces along a short dim, read expanded by a reduce (the Winograd output transform:
+// 8 points' input gradients contracted with a 8x4 matrix), stays in its reader: the reduce loads each
+// piece where it was computed, and no kernel copies them into one tensor. The pieces here are the
+// gradients of 8 slices of x (matmuls' input gradients), which autograd joins as a stack. A long cat
+// read by a matmul is still realized.
+TEST(Grouping, StackedSlicesReadWhereTheyLie) {
+  constexpr int64_t P = 8, R = 6, K = 12, C = 5, O = 4;
+  std::vector<float> hw(static_cast<size_t>(P * K * C)), hm(static_cast<size_t>(P * O));
+  for (size_t i = 0; i < hw.size(); i++) hw[i] = static_cast<float>(static_cast<int64_t>(i * 37 % 11) - 5) / 4;
+  for (size_t i = 0; i < hm.size(); i++) hm[i] = static_cast<float>(static_cast<int64_t>(i * 13 % 7) - 3);
+  Tensor x = Tensor::rand({P, R, K}).requires_grad_();
+  Tensor w = Tensor(hw, {P, K, C}).realize(), m = Tensor(hm, {P, O}).realize();
+  std::optional<Tensor> loss;
+  for (int64_t p = 0; p < P; p++) {
+    Tensor t = x.shrink({{p, p + 1}, {0, R}, {0, K}}).reshape({R, K}).matmul(w.shrink({{p, p + 1}, {0, K}, {0, C}}).reshape({K, C})).sum();
+    loss = loss ? *loss + t : t;
+  }
+  loss->backward();
+  Tensor z = (x.grad().reshape({P, 1, R * K}) * m.reshape({P, O, 1})).sum({0});
+  for (const Grouping::Kernel& k : group({z.lazydata()}).kernels)
+    for (LazyBuffer* out : k.outputs) EXPECT_NE(out->shape(), (Shape{P, R, K})) << "the stack of x's gradients was copied";
+  std::vector<float> got = z.tolist<float>();
+  for (int64_t o = 0; o < O; o++)
+    for (int64_t rk = 0; rk < R * K; rk++) {
+      double want = 0;  // x's gradient at [p, r, k] is the sum of w[p, k, :]
+      for (int64_t p = 0; p < P; p++) {
+        double g = 0;
+        for (int64_t c = 0; c < C; c++) g += hw[static_cast<size_t>((p * K + rk % K) * C + c)];
+        want += hm[static_cast<size_t>(p * O + o)] * g;
+      }
+      ASSERT_NEAR(got[static_cast<size_t>(o * R * K + rk)], want, 1e-4) << "at " << o << ", " << rk;
+    }
+  // a cat of two products along a dim of 128, read by a matmul: realized (a kernel per element would
+  // choose between the pieces in its inner loop)
+  Tensor a = Tensor::rand({16, 8}).realize(), b = Tensor::rand({8, 64}).realize(), e = Tensor::rand({128, 4}).realize();
+  Tensor cat = Tensor::cat({a.matmul(b), a.matmul(b) * 2}, 1);
+  Grouping g = group({cat.matmul(e).lazydata()});
+  EXPECT_TRUE(g.realizes.count(cat.lazydata()->base())) << "a long cat read by a matmul stays realized";
 }

@@ -138,6 +138,53 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor
   return *this;
 }
 
+namespace {
+
+using Mask = std::vector<std::pair<int64_t, int64_t>>;
+
+// The region a gradient covers when it is one slice of its tensor's (shrink's backward pads it with
+// zeros), else nothing.
+std::optional<Mask> slice_of(const LBPtr& g) {
+  if (!g->is_view() || g->st.views.size() != 1 || !g->st.views[0].mask) return std::nullopt;
+  return *g->st.views[0].mask;
+}
+
+bool disjoint(const Mask& a, const Mask& b) {
+  for (size_t d = 0; d < a.size(); d++)
+    if (a[d].second <= b[d].first || b[d].second <= a[d].first) return true;
+  return false;
+}
+
+// The gradient a tensor collects from several of its slices (a stack's pieces, the Winograd points'
+// products): while the slices are disjoint, each is selected where it lies rather than added to zeros,
+// so that the scheduler sees a concatenation (grouping.cpp, is_concat) whose kernels load one piece per
+// element; a sum of zero-padded pieces adds 0.0 per element per piece. The values are the sum's, but
+// for the sign of a zero.
+struct GradSum {
+  std::vector<Mask> slices;  // of the terms so far, while every term is a slice
+  bool all_slices = true;
+
+  Tensor add(const Tensor& acc, const Tensor& g) {
+    std::optional<Mask> m = slice_of(g.lazydata());
+    all_slices = all_slices && m && std::all_of(slices.begin(), slices.end(), [&](const Mask& s) { return disjoint(s, *m); });
+    if (!all_slices) return acc + g;
+    slices.push_back(*m);
+    Shape region;
+    std::vector<std::pair<int64_t, int64_t>> padding;
+    for (size_t d = 0; d < m->size(); d++) {
+      region.push_back((*m)[d].second - (*m)[d].first);
+      padding.emplace_back((*m)[d].first, g.shape()[d] - (*m)[d].second);
+    }
+    return Tensor::full(region, 1, dtypes::bool_, g.device()).pad(padding).where(g, acc);
+  }
+  void first(const Tensor& g) {
+    if (std::optional<Mask> m = slice_of(g.lazydata())) slices.push_back(*m);
+    else all_slices = false;
+  }
+};
+
+}  // namespace
+
 Tensor& Tensor::backward() {
   TG_CHECK(numel() == 1 && ndim() == 0, "backward: called on a tensor of shape ", shape(),
            "; it can only be called on a scalar unless a gradient is given");
@@ -170,6 +217,7 @@ Tensor& Tensor::backward(const Tensor& gradient) {
     return *this;
   }
   impl_->grad = gradient.detach().impl_;
+  std::unordered_map<TensorImpl*, GradSum> sums;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     TensorImpl* t = it->get();
     if (!t->grad) continue;  // nothing flows here (e.g. only through non-differentiable ops)
@@ -180,9 +228,9 @@ Tensor& Tensor::backward(const Tensor& gradient) {
       if (!grads[i] || !p->requires_grad.value_or(false)) continue;
       TG_ASSERT(grads[i]->shape() == p->lazydata->shape(), "backward: gradient shape ", grads[i]->shape(), " != ", p->lazydata->shape());
       Tensor g(grads[i], false);
-      if (p->grad) {
-        g = wrap(p->grad) + g;
-      }
+      if (p->grad && sums.count(p)) g = sums[p].add(wrap(p->grad), g);
+      else if (p->grad) g = wrap(p->grad) + g;  // a gradient from an earlier backward
+      else sums[p].first(g);
       p->grad = g.impl_;
     }
     t->ctx.reset();  // the graph is used once, as tinygrad
