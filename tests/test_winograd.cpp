@@ -3,10 +3,12 @@
 // padding and a bias; and which convs take the path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "engine/schedule.h"
+#include "runtime/device.h"
 #include "tg/helpers.h"
 #include "tg/tensor.h"
 
@@ -27,18 +29,19 @@ std::vector<float> randn(std::mt19937& rng, size_t count) {
 
 // y = conv(x, w) + b, and the gradients of sum(y * g), in double
 struct Reference {
-  std::vector<double> y, dx, dw;
+  std::vector<double> y, dx, dw, db;
 };
 Reference reference(const ConvCase& k, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
                     const std::vector<float>& g) {
   int64_t ho = k.h + 2 * k.pad - k.kh + 1, wo = k.w + 2 * k.pad - k.kw + 1;
-  Reference r{std::vector<double>(k.n * k.o * ho * wo), std::vector<double>(x.size()), std::vector<double>(w.size())};
+  Reference r{std::vector<double>(k.n * k.o * ho * wo), std::vector<double>(x.size()), std::vector<double>(w.size()), std::vector<double>(b.size())};
   for (int64_t n = 0; n < k.n; n++)
     for (int64_t o = 0; o < k.o; o++)
       for (int64_t y = 0; y < ho; y++)
         for (int64_t xo = 0; xo < wo; xo++) {
           int64_t yi = ((n * k.o + o) * ho + y) * wo + xo;
           double acc = b[o];
+          r.db[o] += g[yi];
           for (int64_t c = 0; c < k.c; c++)
             for (int64_t ky = 0; ky < k.kh; ky++)
               for (int64_t kx = 0; kx < k.kw; kx++) {
@@ -96,12 +99,14 @@ TEST(Winograd, MatchesLoopsForwardAndBackward) {
     std::vector<float> hg = randn(rng, k.n * k.o * ho * wo);
     Reference want = reference(k, hx, hw, hb, hg);
     Tensor x = Tensor(hx, {k.n, k.c, k.h, k.w}).requires_grad_(), w = Tensor(hw, {k.o, k.c, k.kh, k.kw}).requires_grad_();
-    Tensor y = x.conv2d(w, Tensor(hb, {k.o}), 1, {1}, {1}, {k.pad});
+    Tensor b = Tensor(hb, {k.o}).requires_grad_();
+    Tensor y = x.conv2d(w, b, 1, {1}, {1}, {k.pad});
     (y * Tensor(hg, {k.n, k.o, ho, wo})).sum().backward();
     // fp32 rounding: F(4, 5)'s transforms scale values by up to ~10 (points +-2, +-1/2)
     expect_close(y.tolist<float>(), want.y, 2e-5, what + ": y");
     expect_close(x.grad().tolist<float>(), want.dx, 2e-5, what + ": dx");
     expect_close(w.grad().tolist<float>(), want.dw, 2e-5, what + ": dw");
+    expect_close(b.grad().tolist<float>(), want.db, 2e-5, what + ": db");  // (the sum of the point 1's transformed dy)
   }
 }
 
@@ -130,4 +135,33 @@ TEST(Winograd, WhichConvsTakeThePath) {
   GlobalCounters::reset();
   x.conv2d(w, std::nullopt, 1, {2}).realize();
   EXPECT_LE(GlobalCounters::kernel_count, 2);  // a strided conv: the direct kernel (and its weights' packing)
+}
+
+// The bias joins the product of the point 1 (At's column of ones), so its gradient sums that point's
+// transformed dy, which the products read anyway: after the input and weight gradients, the bias
+// gradient reads a buffer of the tiles' size (N, O, tiles, H), and neither the conv's output nor dy
+// again (a batchnorm's backward would otherwise be recomputed for it: 26 MB in beautiful_mnist).
+TEST(Winograd, BiasGradientSumsThePointOnesProduct) {
+  ConvCase k{2, 16, 9, 20, 16, 5, 5, 0};
+  int64_t ho = k.h - k.kh + 1, wo = k.w - k.kw + 1, tiles = (wo + 3) / 4;
+  Tensor x = Tensor::rand({k.n, k.c, k.h, k.w}).realize().requires_grad_(), w = Tensor::rand({k.o, k.c, k.kh, k.kw}).realize().requires_grad_();
+  Tensor b = Tensor::rand({k.o}).realize().requires_grad_(), g = Tensor::rand({k.n, k.o, ho, wo}).realize();
+  Tensor y = x.conv2d(w, b);
+  (y.relu() * g).sum().backward();
+  Tensor::corealize({x.grad(), w.grad()});
+  std::vector<size_t> read;
+  for (const ScheduleItem& si : create_schedule({b.grad().lazydata()}))
+    for (size_t i = si.outputs.size(); i < si.bufs.size(); i++) read.push_back(si.bufs[i]->size);
+  EXPECT_NE(std::find(read.begin(), read.end(), static_cast<size_t>(k.n * k.o * tiles * ho)), read.end());
+  EXPECT_EQ(std::find(read.begin(), read.end(), static_cast<size_t>(k.n * k.o * ho * wo)), read.end()) << "dy computed again";
+  std::vector<float> hy = y.tolist<float>(), hg = g.tolist<float>(), db = b.grad().tolist<float>();
+  for (int64_t o = 0; o < k.o; o++) {
+    double want = 0;
+    for (int64_t n = 0; n < k.n; n++)
+      for (int64_t i = 0; i < ho * wo; i++) {
+        size_t at = static_cast<size_t>((n * k.o + o) * ho * wo + i);
+        want += hy[at] > 0 ? hg[at] : 0;
+      }
+    EXPECT_NEAR(db[static_cast<size_t>(o)], want, 1e-4 * std::max(1.0, std::abs(want))) << "channel " << o;
+  }
 }

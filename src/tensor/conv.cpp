@@ -482,7 +482,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Shape hw(weight.shape().begin() + 2, weight.shape().end());
   Tensor windows = pool(xp, hw, s, d, op);  // the shape checks, under the user's op name (a view: nothing is computed)
   DType dt = least_upper_dtype({xp.dtype(), weight.dtype()});  // as x * w would promote
-  if (winograd_applies(xp, weight, groups, s, d, dt)) return with_bias(detail::winograd_conv2d(xp.cast(dt), weight.cast(dt)), bias);
+  if (winograd_applies(xp, weight, groups, s, d, dt)) return detail::winograd_conv2d(xp.cast(dt), weight.cast(dt), bias);
   // the channel tile (one group) reads the image as broadcast scalars, one per row of its tile: a padded
   // image is copied with its zeros first, rather than read under a mask per row (a transposed conv pads by
   // the kernel's size). So does the weight gradient's, a conv of x by dy when it is a channel tile, or the

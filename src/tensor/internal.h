@@ -47,8 +47,9 @@ std::pair<std::vector<int>, std::vector<int>> axis_last(int ndim, int axis);
 // A constant of t's dtype and device, broadcast to shape `shape` (or t's shape).
 Tensor const_like(const Tensor& t, double v);
 // The conv of x (N, C, H, W), already padded, by w (O, C, kh, r), stride and dilation 1, one group, by
-// Winograd's F(4, r) along the rows (winograd.cpp), r <= 5. conv2d decides when it applies (r = 5).
-Tensor winograd_conv2d(const Tensor& x, const Tensor& w);
+// Winograd's F(4, r) along the rows (winograd.cpp), r <= 5, plus the bias (O) when given. conv2d
+// decides when it applies (r = 5).
+Tensor winograd_conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
 
 // ---- checks of user input shared by the ops (checks.cpp); each tg::Error names `op` ----------------
 // The element count of `shape` for a tensor of `dtype`: every dim >= 0, and the count, its byte size and

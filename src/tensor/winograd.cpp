@@ -33,8 +33,11 @@ struct Matrices {
 
 constexpr int64_t kTile = 4;  // m: outputs per tile
 
+constexpr double kPoints[] = {0, 1, -1, 2, -2, 0.5, -0.5};
+constexpr int64_t kOnesPoint = 1;  // At's column of the point 1 is all ones: the bias joins its product
+static_assert(kPoints[kOnesPoint] == 1);
+
 Matrices matrices(int64_t r) {
-  static const double kPoints[] = {0, 1, -1, 2, -2, 0.5, -0.5};
   int64_t alpha = kTile + r - 1, finite = alpha - 1;
   TG_ASSERT(finite <= static_cast<int64_t>(std::size(kPoints)), "winograd: no points for F(", kTile, ", ", r, ")");
   auto poly = [&](int64_t skip) {  // coefficients of prod over l != skip of (x - a_l), lowest first
@@ -70,7 +73,7 @@ Tensor on_device(const std::vector<double>& v, const Shape& shape, DType dt, con
 
 }  // namespace
 
-Tensor winograd_conv2d(const Tensor& x, const Tensor& w) {
+Tensor winograd_conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
   int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], width = x.shape()[3];
   int64_t o = w.shape()[0], kh = w.shape()[2], r = w.shape()[3];
   int64_t ho = h - kh + 1, wo = width - r + 1, tiles = (wo + kTile - 1) / kTile;
@@ -98,7 +101,12 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& w) {
     Tensor vp = v.shrink({{p, p + 1}, {0, n}, {0, c}, {0, tiles}, {0, h}}).reshape({n, c, tiles, h});
     Tensor up = u.shrink({{p, p + 1}, {0, o}, {0, c}, {0, kh}}).reshape({o, c, 1, kh});
     // (the sum's gradient, a reduce over the tile's outputs, then comes out in the conv's own layout)
-    Tensor term = vp.conv2d(up).reshape({n, o, tiles, ho, 1}) * at.shrink({{0, kTile}, {p, p + 1}}).reshape({1, 1, 1, 1, kTile});
+    Tensor mp = vp.conv2d(up);
+    // the bias joins the point 1, whose column of At is all ones: the bias gradient is then the sum
+    // of that point's transformed dy, which the products read anyway (6.5 MB), rather than a reduce of
+    // the whole dy computed again from what follows the conv (a batchnorm's backward: 26 MB and more)
+    if (bias && p == kOnesPoint) mp = mp + bias->reshape({1, o, 1, 1});
+    Tensor term = mp.reshape({n, o, tiles, ho, 1}) * at.shrink({{0, kTile}, {p, p + 1}}).reshape({1, 1, 1, 1, kTile});
     out = out ? *out + term : term;
   }
   // realized: each reader would otherwise recompute the alpha-term sums (a batchnorm's kernels read it twice)
