@@ -162,3 +162,23 @@ TEST(LargeBuffers, SoftmaxRowReusePast2e31) {
   near(p[R - 1][C - 1].cast(dtypes::float32).item<float>(), top_last);
   near(p[R - 1][0].cast(dtypes::float32).item<float>(), top_last * std::exp(-7.0));
 }
+
+// A stack of two realized tensors of 2^31 + 32768 elements each, read expanded by a reduce: the stack
+// stays in its reader (grouping's is_concat), which loads each piece at its own offsets, past 2^31 in
+// the last rows, under the stack's mask; one kernel, not a 4 GiB copy of the stack first.
+TEST(LargeBuffers, StackReadInPlacePast2e31) {
+  SKIP_UNDER_SANITIZERS();
+  constexpr int64_t R = kRowsPast2e31, C = kRowPast2e31;
+  Tensor x = rows_past_2e31(), y = (x + 1).realize();
+  Tensor m = Tensor(std::vector<uint8_t>{1, 1, 0, 1}, {2, 2}).realize();  // z[o] = sum over p of m[p, o] x stack[p]
+  int64_t before = GlobalCounters::kernel_count;
+  Tensor z = (Tensor::stack({x, y}).reshape({2, 1, R, C}) * m.reshape({2, 2, 1, 1})).sum({0, 3}).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 1);
+  ASSERT_EQ(z.dtype(), dtypes::uint32);
+  // rows of x: 2s, with a 7 at [0, 1] and a 9 at the very end; y = x + 1
+  EXPECT_EQ(z[0][0].item<uint32_t>(), 2 * C + 5);
+  EXPECT_EQ(z[0][R - 1].item<uint32_t>(), 2 * C + 7);
+  EXPECT_EQ(z[1][0].item<uint32_t>(), (2 * C + 5) + (3 * C + 5));
+  EXPECT_EQ(z[1][R - 1].item<uint32_t>(), (2 * C + 7) + (3 * C + 7));
+  EXPECT_EQ(z[1][R / 2].item<uint32_t>(), 5 * C);
+}
