@@ -46,6 +46,10 @@ std::pair<std::vector<int>, Shape> reduce_axes(const Tensor& t, const std::vecto
 std::pair<std::vector<int>, std::vector<int>> axis_last(int ndim, int axis);
 // A constant of t's dtype and device, broadcast to shape `shape` (or t's shape).
 Tensor const_like(const Tensor& t, double v);
+// `placed` (a piece padded to its full shape by `padding`) where the piece lies, `rest` elsewhere: how
+// cat joins its pieces and autograd the gradients of disjoint slices. A WHERE, not a sum with zero
+// padding (-0.0 + 0.0 is +0.0), and a stack that grouping can read in place (is_concat).
+Tensor where_placed(const Tensor& placed, const std::vector<std::pair<int64_t, int64_t>>& padding, const Tensor& rest);
 // The conv of x (N, C, H, W), already padded, by w (O, C, kh, r), stride and dilation 1, one group, by
 // Winograd's F(4, r) along the rows (winograd.cpp), r <= 5, plus the bias (O) when given. conv2d
 // decides when it applies (r = 5).

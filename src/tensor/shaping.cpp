@@ -56,6 +56,12 @@ Tensor diagonal_mask(const Tensor& t, int64_t diagonal, bool lower) {
 
 }  // namespace
 
+Tensor detail::where_placed(const Tensor& placed, const std::vector<std::pair<int64_t, int64_t>>& padding, const Tensor& rest) {
+  Shape region = placed.shape();
+  for (size_t d = 0; d < region.size(); d++) region[d] -= padding[d].first + padding[d].second;
+  return Tensor::full(region, 1, dtypes::bool_, placed.device()).pad(padding).where(placed, rest);
+}
+
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
   check_same_kind(tensors, "cat");
   const Tensor& first = tensors[0];
@@ -76,8 +82,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
   TG_CHECK(detail::numel_if_fits(joined, first.dtype()), "cat: shapes ", shapes_of(tensors), " (", first.dtype().name(),
            ") joined along dim ", dim, " are too large: the element count or byte size overflows int64");
   if (tensors.size() == 1) return first;
-  // each piece padded to the full length at its offset, and selected where its padding mask is true (a
-  // sum of the zero-padded pieces would turn -0.0 into +0.0: -0.0 + 0.0 is +0.0)
+  // each piece padded to the full length at its offset, and selected where it lies
   std::optional<Tensor> out;
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
@@ -86,7 +91,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
     Tensor p = t.pad(padding);
     offset += n;
     if (!out) out = p;
-    else out = Tensor::full(t.shape(), 1, dtypes::bool_, t.device()).pad(padding).where(p, *out);
+    else out = detail::where_placed(p, padding, *out);
   }
   return *out;
 }

@@ -169,13 +169,9 @@ struct GradSum {
     all_slices = all_slices && m && std::all_of(slices.begin(), slices.end(), [&](const Mask& s) { return disjoint(s, *m); });
     if (!all_slices) return acc + g;
     slices.push_back(*m);
-    Shape region;
     std::vector<std::pair<int64_t, int64_t>> padding;
-    for (size_t d = 0; d < m->size(); d++) {
-      region.push_back((*m)[d].second - (*m)[d].first);
-      padding.emplace_back((*m)[d].first, g.shape()[d] - (*m)[d].second);
-    }
-    return Tensor::full(region, 1, dtypes::bool_, g.device()).pad(padding).where(g, acc);
+    for (size_t d = 0; d < m->size(); d++) padding.emplace_back((*m)[d].first, g.shape()[d] - (*m)[d].second);
+    return detail::where_placed(g, padding, acc);
   }
   void first(const Tensor& g) {
     if (std::optional<Mask> m = slice_of(g.lazydata())) slices.push_back(*m);
