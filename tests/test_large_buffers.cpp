@@ -1,8 +1,8 @@
 // Buffers of 2^31 elements and more: loop counters, index math and element offsets must be 64-bit
 // there (an `int` wraps and the kernel reads garbage or faults). Every path that computes an element
 // offset is read at its first and last element: sums, element access (item), shrink, copies from the
-// host, gathers by int32 and int64 indices, argmax. Slow and memory hungry (2 GiB a tensor), so plain
-// build only.
+// host, gathers by int32 and int64 indices, argmax, a stack its reader loads in place. Slow and memory
+// hungry (2 GiB a tensor), so plain build only.
 #include <gtest/gtest.h>
 
 #include <cmath>
