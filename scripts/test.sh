@@ -25,7 +25,8 @@ SKIPPED=0
 FAILED_NAMES=()  # "section: test" for each failure, repeated in the summary (CI shows only the log's tail)
 
 CURRENT_SECTION=
-section() { CURRENT_SECTION=$*; printf '\n======== %s ========\n' "$*"; }
+# Each header says how long the run has taken so far (the CI's limit is on the whole run: see which step grew).
+section() { CURRENT_SECTION=$*; printf '\n======== %s ======== (%dm%02ds in)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 trap 'echo "test.sh: FAILED at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 # run_ctest DIR [CTEST ARGS...]: runs the tests of a build dir and adds its counts to PASSED/FAILED/SKIPPED.
