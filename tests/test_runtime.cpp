@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -136,6 +137,35 @@ TEST(Allocator, EvictsOldestBeyondLimit) {
   EXPECT_EQ(GlobalCounters::mem_used, before + static_cast<int64_t>(big + 64));
   a.free_cache();
   EXPECT_EQ(GlobalCounters::mem_used, before);
+}
+
+// A buffer of 1 GiB or more is aligned to 2 MiB and asks for transparent huge pages: where the kernel
+// grants them on request (its "madvise" mode), touching it maps some. (Under "always" it gets them
+// anyway, under "never" none: the check is skipped.)
+TEST(Allocator, BuffersOf1GiBAskForHugePages) {
+#ifdef TG_SANITIZED
+  GTEST_SKIP() << "1 GiB stress case: runs in the plain build";
+#endif
+  auto huge_kb = []() -> int64_t {  // the process's anonymous memory on huge pages
+    std::ifstream f("/proc/self/smaps_rollup");
+    for (std::string line; std::getline(f, line);)
+      if (line.rfind("AnonHugePages:", 0) == 0) return std::stoll(line.substr(14));
+    return int64_t{-1};
+  };
+  std::string mode;
+  std::getline(std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"), mode);
+  Allocator& a = Device::get("CPU").allocator();
+  a.free_cache();
+  const size_t big = (size_t{1} << 30) + 64;
+  auto* p = static_cast<char*>(a.alloc(big));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (size_t{2} << 20), 0u);
+  if (mode.find("[madvise]") != std::string::npos && huge_kb() >= 0) {
+    int64_t before = huge_kb();
+    std::memset(p, 1, big);
+    EXPECT_GE(huge_kb() - before, 2048) << "no huge page backs the touched buffer";
+  }
+  a.free(p, big);
+  a.free_cache();
 }
 
 TEST(Buffer, CopyRoundTrip) {
