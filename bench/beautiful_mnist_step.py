@@ -3,7 +3,9 @@
 the same model in PyTorch (CPU, the same thread count, Adam), in one run; the first step (cold: kernels
 compiled, with an empty kernel cache when run with XDG_CACHE_HOME pointing at an empty directory) and
 the peak memory of a step's buffers with the JIT on and off. torch runs twice: as it comes, then with glibc's
-malloc told to keep the memory it frees (cnn_convs.keep_freed_memory).
+malloc told to keep the memory it frees (cnn_convs.keep_freed_memory). After torch as it comes, the other
+three take their steps in turns, one each per round: a shared VM's speed drifts by 10-20% within a minute
+(Zen 5, 2 cores), and a ratio of runs taken a minute apart would measure the drift too.
 
   XDG_CACHE_HOME=$(mktemp -d) PYTHONPATH=build/python /usr/bin/python3 bench/beautiful_mnist_step.py [--steps 10]
 
@@ -25,7 +27,8 @@ from tg import Context, GlobalCounters, Tensor, TinyJit, nn  # noqa: E402
 from tg.nn.datasets import mnist  # noqa: E402
 
 
-def tg_steps(X, Y, bs, steps, jit):
+def tg_step(X, Y, bs, jit):
+  """A function that runs one training step and returns its time in seconds and the step's peak memory."""
   Tensor.manual_seed(0)
   model = Model()
   opt = nn.optim.Adam(nn.state.get_parameters(model))
@@ -37,14 +40,13 @@ def tg_steps(X, Y, bs, steps, jit):
     loss = model(X[samples]).sparse_categorical_crossentropy(Y[samples]).backward()
     return loss.realize(*opt.schedule_step())
   f = TinyJit(step) if jit else step
-  times, peaks = [], []
-  for _ in range(steps):
+
+  def timed():
     GlobalCounters.reset()
     t = time.perf_counter()
     f().item()
-    times.append(time.perf_counter() - t)
-    peaks.append(GlobalCounters.mem_peak)  # every live buffer: the dataset and parameters too
-  return times, max(peaks[2:]) if len(peaks) > 2 else max(peaks)
+    return time.perf_counter() - t, GlobalCounters.mem_peak  # every live buffer: the dataset and parameters too
+  return timed
 
 
 class TorchModel(torch.nn.Module):
@@ -60,12 +62,13 @@ class TorchModel(torch.nn.Module):
     return self.l(x.flatten(1))
 
 
-def torch_steps(X, Y, bs, steps):
+def torch_step(X, Y, bs):
+  """A function that runs one training step and returns its time in seconds."""
   torch.manual_seed(0)
   model = TorchModel()
   opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-  times = []
-  for _ in range(steps):
+
+  def timed():
     t = time.perf_counter()
     samples = torch.randint(X.shape[0], (bs,))
     loss = torch.nn.functional.cross_entropy(model(X[samples]), Y[samples])
@@ -73,8 +76,8 @@ def torch_steps(X, Y, bs, steps):
     loss.backward()
     opt.step()
     loss.item()
-    times.append(time.perf_counter() - t)
-  return times
+    return time.perf_counter() - t
+  return timed
 
 
 def main():
@@ -86,12 +89,20 @@ def main():
   torch.set_num_threads(args.threads)
   X, Y, _, _ = mnist(fashion=True)
   X, Y = X.realize(), Y.realize()
-  jit, jit_peak = tg_steps(X, Y, args.bs, args.steps, True)
-  nojit, nojit_peak = tg_steps(X, Y, args.bs, args.steps, False)
   tX, tY = torch.from_numpy(X.numpy().astype(np.float32)), torch.from_numpy(Y.numpy().astype(np.int64))
-  pt = torch_steps(tX, tY, args.bs, args.steps)
+  pt_step = torch_step(tX, tY, args.bs)
+  pt = [pt_step() for _ in range(args.steps)]
   keep_freed_memory()
-  pt_kept = torch_steps(tX, tY, args.bs, args.steps)
+  # tg with the JIT, without, torch keeping its memory: one step each per round (the first ones cold)
+  jit_step, nojit_step, kept_step = tg_step(X, Y, args.bs, True), tg_step(X, Y, args.bs, False), torch_step(tX, tY, args.bs)
+  runs = {"jit": [], "nojit": [], "kept": []}
+  for _ in range(args.steps):
+    runs["jit"].append(jit_step())
+    runs["nojit"].append(nojit_step())
+    runs["kept"].append((kept_step(), 0))
+  jit, nojit, pt_kept = ([t for t, _ in runs[k]] for k in ("jit", "nojit", "kept"))
+  peak = lambda k: max(m for _, m in runs[k][2:]) if len(runs[k]) > 2 else max(m for _, m in runs[k])
+  jit_peak, nojit_peak = peak("jit"), peak("nojit")
   steady = lambda ts: min(ts[3:]) * 1e3 if len(ts) > 3 else min(ts) * 1e3
   ratios = lambda ts: f"{steady(ts) / steady(pt):.2f}x | {steady(ts) / steady(pt_kept):.2f}x"
   print(f"| batch {args.bs}, {args.threads} threads | first step s | steady ms/step | vs torch | vs torch, memory kept | peak buffers MB |")
