@@ -95,14 +95,14 @@ def main():
   keep_freed_memory()
   # tg with the JIT, without, torch keeping its memory: one step each per round (the first ones cold)
   jit_step, nojit_step, kept_step = tg_step(X, Y, args.bs, True), tg_step(X, Y, args.bs, False), torch_step(tX, tY, args.bs)
-  runs = {"jit": [], "nojit": [], "kept": []}
+  jit_runs, nojit_runs, pt_kept = [], [], []  # (seconds, peak bytes) per tg step; seconds per torch step
   for _ in range(args.steps):
-    runs["jit"].append(jit_step())
-    runs["nojit"].append(nojit_step())
-    runs["kept"].append((kept_step(), 0))
-  jit, nojit, pt_kept = ([t for t, _ in runs[k]] for k in ("jit", "nojit", "kept"))
-  peak = lambda k: max(m for _, m in runs[k][2:]) if len(runs[k]) > 2 else max(m for _, m in runs[k])
-  jit_peak, nojit_peak = peak("jit"), peak("nojit")
+    jit_runs.append(jit_step())
+    nojit_runs.append(nojit_step())
+    pt_kept.append(kept_step())
+  jit, nojit = [t for t, _ in jit_runs], [t for t, _ in nojit_runs]
+  peak = lambda runs: max(m for _, m in (runs[2:] if len(runs) > 2 else runs))
+  jit_peak, nojit_peak = peak(jit_runs), peak(nojit_runs)
   steady = lambda ts: min(ts[3:]) * 1e3 if len(ts) > 3 else min(ts) * 1e3
   ratios = lambda ts: f"{steady(ts) / steady(pt):.2f}x | {steady(ts) / steady(pt_kept):.2f}x"
   print(f"| batch {args.bs}, {args.threads} threads | first step s | steady ms/step | vs torch | vs torch, memory kept | peak buffers MB |")
