@@ -288,18 +288,22 @@ TEST(KernelOpts, ShiftToKeepsAxisTypes) {
   EXPECT_EQ(k.output_shape(), (Shape{2, 2, 1, 16, 4, 1}));
 }
 
-// A transpose gets a square tile (lanes x lanes: whole vectors loaded along the input's contiguous dim
-// become whole vectors stored along the output's) rather than gathering each vector from 16 rows; also
-// for short output rows (a conv's layout change, (2, 32, 576) to (2, 576, 32)); not for elements under 4
-// bytes, nor with an input that is not strided along the output (an elementwise op, a broadcast). Values
-// equal NOOPT's exactly.
+// A transpose gets a tile of whole vectors (loaded along the input's contiguous dim, shuffled into whole
+// vectors stored along the output's) rather than gathering each vector from 16 rows; also for short
+// output rows (a conv's layout change, (2, 32, 576) to (2, 576, 32)); not for elements under 4 bytes, nor
+// with an input that is not strided along the output (an elementwise op, a broadcast). The tile is
+// square on AVX2 (8 x 8) and on AVX-512 over 512 rows or more (16 x 16); over fewer rows AVX-512's takes
+// rows / 32 elements of each, at least 4. Values equal NOOPT's exactly.
 TEST(KernelOpts, SquareTileForTransposes) {
   std::mt19937 rng(14);
   for (auto [unit, lanes] : std::vector<std::pair<VectorUnit, int64_t>>{{kAVX512, 16}, {VectorUnit{32, 16}, 8}}) {
     auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
-    struct Case { Shape shape; std::vector<int> order; int64_t tile; };  // tile: lanes of the second upcast (1: none)
-    for (Case c : {Case{{96, 128}, {1, 0}, lanes}, Case{{3, 64, 80}, {0, 2, 1}, lanes}, Case{{2, 32, 1024}, {0, 2, 1}, lanes},
-                   Case{{2, 32, 576}, {0, 2, 1}, lanes}, Case{{64, 36}, {1, 0}, 4}}) {
+    // tile: lanes of the second upcast on AVX-512 (1: none); on AVX2 always `lanes`
+    struct Case { Shape shape; std::vector<int> order; int64_t tile; };
+    for (Case c : {Case{{96, 128}, {1, 0}, 4}, Case{{3, 64, 80}, {0, 2, 1}, 4}, Case{{2, 32, 1024}, {0, 2, 1}, 4},
+                   Case{{2, 32, 576}, {0, 2, 1}, 4}, Case{{64, 36}, {1, 0}, 4}, Case{{256, 64}, {1, 0}, 8},
+                   Case{{1024, 64}, {1, 0}, 16}}) {
+      if (lanes == 8) c.tile = c.shape == Shape{64, 36} ? 4 : 8;  // (36: 4 is its largest power-of-two divisor)
       Tensor x = rand_tensor(rng, c.shape, dtypes::float32);
       ScheduleItem si = kernel_of(x.permute(c.order).contiguous());
       Kernel k(si.ast, *ren);
@@ -340,7 +344,7 @@ TEST(KernelOpts, GatheredLanesAreVectorLoads) {
       if (u->op == Ops::LOAD) widths[u->dtype.count]++;
     return widths;
   };
-  ScheduleItem transpose = kernel_of(rand_tensor(rng, {96, 128}, dtypes::float32).transpose(0, 1).contiguous());
+  ScheduleItem transpose = kernel_of(rand_tensor(rng, {1024, 64}, dtypes::float32).transpose(0, 1).contiguous());
   Kernel k(transpose.ast, *ren);
   k.hand_coded_optimizations();
   ASSERT_EQ(k.dims_of(AxisType::UPCAST).size(), 2u) << opts_str(k.applied_opts());

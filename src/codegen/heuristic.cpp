@@ -681,7 +681,15 @@ void Kernel::hand_coded_optimizations() {
       for (int d : globals)
         if (d != vec && full[d] > 1 && stride(i, d) == std::optional<int64_t>{1}) across = d;
     }
-    int64_t w = pow2_divisor(full[vec], lanes), t = across >= 0 ? pow2_divisor(full[across], lanes) : 1;
+    // A 16 x 16 tile (AVX-512's float32) is square only over many rows: where the output's vectors
+    // gather from few of the input's rows, it takes fewer elements of each row per step, rows / 32 and
+    // at least 4 (Zen 5, transposes of 16 MB: over 64 rows 0.61-0.66 -> 0.34-0.41 ms, over 256 rows
+    // 0.60-0.69 -> 0.49-0.51 with 8; over 32, (512, 32, 576), 1.35-1.48 -> 1.04; beautiful_mnist's
+    // packing of c4's dy, (512, 2, 32, 64) to (2, 512, 64, 32), 0.85-0.89 -> 0.38), while from 1024
+    // rows on, whole cache lines of each row win (4096 rows: 4 elements 2.6x slower). AVX2's 8 x 8 was
+    // best at every size measured (4 x 8 over 32 rows: 1.3 -> 2.0 ms).
+    int64_t depth = lanes >= 16 ? std::clamp<int64_t>(static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(full[vec] / 32))), 4, lanes) : lanes;
+    int64_t w = pow2_divisor(full[vec], lanes), t = across >= 0 ? pow2_divisor(full[across], depth) : 1;
     bool vectorized = w > 1 && try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), w});
     // (elements of 4 bytes or more: a float16 tile of 32 x 32 lanes took LLVM 19 s to compile, 32 x 8 0.7 s)
     if (vectorized && t > 1 && loads <= 4 && out.itemsize() >= 4) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, across), t});
