@@ -136,6 +136,27 @@ std::vector<int> accumulator_chain_lengths(const Kernel& k) {
 }
 }  // namespace
 
+// fold_pairwise adds n values in the order of a vector padded to a power of two with the identity and
+// halved (value i takes value i + 4 of 5, then i + 2, then i + 1), so a sum gives the same bits unrolled
+// as scalars in one kernel and as a padded vector's lanes in another. Fuzz seed 222912: x - x.min(), x
+// holding a sum of 5 recomputed in both kernels, gave 4.8e-7 where NumPy gives 0 (the min's kernel
+// unrolled the 5 values as ((v0 + v3) + v2) + (v1 + v4); the other padded them to 8 lanes).
+TEST(ReduceToAcc, UnrolledValuesAddInThePaddedVectorsOrder) {
+  std::vector<UOpPtr> v;
+  for (int i = 0; i < 6; i++) v.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, VarArg{"v" + std::to_string(i), 0, 9}));
+  EXPECT_EQ(fold_pairwise(Ops::ADD, {v[0], v[1], v[2], v[3], v[4]}), v[0]->add(v[4])->add(v[2])->add(v[1]->add(v[3])));
+  EXPECT_EQ(fold_pairwise(Ops::ADD, v), v[0]->add(v[4])->add(v[2])->add(v[1]->add(v[5])->add(v[3])));
+  EXPECT_EQ(fold_pairwise(Ops::ADD, {v[0], v[1], v[2], v[3]}), v[0]->add(v[2])->add(v[1]->add(v[3])));
+  // the seed's program: v6 - min(v6) is 0 at the minimum
+  Tensor x = Tensor(std::vector<int8_t>{-4, 4, -2, 2, 1}, Shape{1, 5});
+  Tensor s = (x * x.sigmoid()).sum({0});
+  Tensor d = s - s.sum({-1}, false).unsqueeze(-1);
+  Tensor m = d.min({-1}, false).unsqueeze(0);
+  m.realize();
+  std::vector<float> got = (d - m).tolist<float>();
+  EXPECT_EQ(got[2], 0.0f) << "the minimum of d, less the minimum";
+}
+
 TEST(ReduceToAcc, FewAccumulatorsFoldTheirProductsBeforeTheLoopCarriedAdd) {
   // a sum of squares along rows (a layernorm's variance): one vector accumulator, 4 vectors a step. A
   // chain of 4 fmas through it waits 4 fma latencies a step; the update must be one add.

@@ -2,6 +2,8 @@
 // result is checked against its stage's spec when SPEC is on.
 #include "codegen/passes.h"
 
+#include <bit>
+
 #include "codegen/kernel.h"
 #include "codegen/spec.h"
 #include "tg/error.h"
@@ -61,10 +63,9 @@ const PatternMatcher& pm_const_gates() {
 UOpPtr fold_pairwise(Ops op, std::vector<UOpPtr> vals) {
   TG_ASSERT(!vals.empty(), "fold_pairwise of no values");
   while (vals.size() > 1) {
-    size_t half = vals.size() / 2, odd = vals.size() % 2;
-    std::vector<UOpPtr> next;
-    for (size_t i = 0; i < half; i++) next.push_back(vals[i]->alu(op, vals[i + half + odd]));
-    if (odd) next.insert(next.begin() + static_cast<std::ptrdiff_t>(half), vals[half]);
+    size_t half = std::bit_ceil(vals.size()) / 2;  // value i takes value i + half, if there is one
+    std::vector<UOpPtr> next(vals.begin(), vals.begin() + static_cast<std::ptrdiff_t>(half));
+    for (size_t i = half; i < vals.size(); i++) next[i - half] = next[i - half]->alu(op, vals[i]);
     vals = std::move(next);
   }
   return vals[0];

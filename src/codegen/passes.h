@@ -49,7 +49,11 @@ const PatternMatcher& pm_flatten_sink();
 const PatternMatcher& pm_const_gates();
 // vals (at least one) combined with the associative `op` in pairs, v[i] op v[i + half], halving until one
 // is left: a chain log2(n) deep instead of n (the horizontal end of a vector reduce, a reduce's unrolled
-// values), and halves of a vector that a vectorizing compiler pairs as whole-vector ops.
+// values), and halves of a vector that a vectorizing compiler pairs as whole-vector ops. `half` is half
+// of n rounded up to a power of two (v[i] without a partner passes on): the order of n values padded
+// with the op's identity to a vector of that power of two, so a sum gives the same bits whether one
+// kernel unrolls its n values and another reduces them as a padded vector's lanes (fuzz seed 222912:
+// x - x.min() gave 4.8e-7 for 0, x's sum of 5 recomputed in the two kernels in two orders).
 UOpPtr fold_pairwise(Ops op, std::vector<UOpPtr> vals);
 
 }  // namespace tg

@@ -15,6 +15,7 @@
 // work for the core, and far less for LLVM, whose memory passes slow down with the number of stores.
 // Likewise the lanes of gathers at consecutive addresses are read as vector loads (group_loads).
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -215,8 +216,9 @@ UOpPtr lift_reduce_own_lanes(B b) {
     vals.insert(vals.end(), ranges.begin(), ranges.end());
     UOpPtr r = UOp::make(Ops::REDUCE, u->dtype.vec(static_cast<int>(w)), std::move(vals), ReduceOpArg{op, n});
     // fold_pairwise's order (lane i with lane i + w/2, halving), a vector op a step while the width is
-    // even: 4 ops of shrinking width for 16 lanes, where lane by lane is 15 scalar ops and their extracts
-    while (w > 2 && w % 2 == 0) {
+    // a power of two: 4 ops of shrinking width for 16 lanes, where lane by lane is 15 scalar ops and their
+    // extracts (other widths fold lane by lane, in that order too)
+    while (w > 2 && std::has_single_bit(static_cast<uint64_t>(w))) {
       std::vector<UOpPtr> lo, hi;
       for (int64_t l = 0; l < w / 2; l++) {
         lo.push_back(UOp::make(Ops::GEP, u->dtype, {r}, l));
