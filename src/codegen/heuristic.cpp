@@ -623,7 +623,7 @@ void Kernel::hand_coded_optimizations() {
           } catch (const KernelOptError&) {}
         }
         if (int64_t a = pow2_divisor(row, 2); !padded && a > 1) try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, vec), a});
-        else if (!padded && a == 1 && row <= kShortOddRow) {
+        else if (!padded && row <= kShortOddRow) {
           // A short row of no pairs (c4's pooled rows of 3) runs whole, and 8 outputs along the dim that its
           // per-channel values vary along (a batchnorm's mean and variance, broadcast along the row): each
           // step computes their rsqrt once for 8 channels and has 24 independent outputs, where it had one
