@@ -295,6 +295,31 @@ TEST(KernelOpts, TransposedConvSkipsThePaddedKernelRows) {
   }
 }
 
+// A k x 1 kernel's transposed conv (a 5x1 conv's input gradient: dy padded by 4 rows each side): the
+// channel tile unrolls the channels, and the kernel rows stay a loop whose bounds skip the padded rows.
+// Unrolled, as a short innermost reduce would be, every load of dy was gated on its row (2x the time).
+TEST(KernelOpts, ColumnKernelsRowsStayALoopOverThePadding) {
+  std::mt19937 rng(21);
+  Tensor dy = rand_tensor(rng, {2, 32, 20, 5}, dtypes::float32), w = rand_tensor(rng, {32, 32, 5, 1}, dtypes::float32);
+  ScheduleItem si = conv_kernel_of(dy.conv_transpose2d(w));
+  std::vector<double> want = run(si, {});
+  for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}}) {  // AVX-512's registers and AVX2's
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    std::string opts = opts_str(k.applied_opts());
+    int bounded = 0, gated = 0;
+    for (const UOpPtr& u : k.linearize()) {
+      if (u->op == Ops::RANGE && std::get<RangeArg>(u->arg).kind == RangeKind::Reduce && !u->src[0]->is_const()) bounded++;
+      if (u->op == Ops::LOAD && u->src.size() == 2) gated++;
+    }
+    EXPECT_THAT(opts, HasSubstr("UNROLL")) << opts;
+    EXPECT_EQ(bounded, 1) << "the kernel rows' loop, bounded by the padding: " << opts;
+    EXPECT_EQ(gated, 0) << opts;
+    expect_close(run(si, k.applied_opts()), want, "column kernel's transposed conv " + opts);
+  }
+}
+
 // The tiles fit the target's registers: for AVX-512 (32 of 64 bytes), AVX2 (16 of 32) and NEON (32 of 16),
 // the vectors are one register wide and the accumulators fill at most half of the registers (the rest
 // hold the loaded vectors and broadcasts; AVX-512's tiles on AVX2 spilled, at a third of the speed), and

@@ -102,6 +102,7 @@ class Kernel {
   bool dot_tile(int64_t lanes, int col, int red);
   bool window_tile(int64_t lanes, int red);
   void reuse_inside(size_t vector_load);
+  bool masked_along(int d) const;  // a load's valid region (its padding) depends on dim d
   void pad_to(int dim, int64_t amount, bool guard = false);
   int insert_point(AxisType t) const;       // where a new dim of this type goes
 };
