@@ -165,3 +165,20 @@ TEST(Winograd, BiasGradientSumsThePointOnesProduct) {
     EXPECT_NEAR(db[static_cast<size_t>(o)], want, 1e-4 * std::max(1.0, std::abs(want))) << "channel " << o;
   }
 }
+
+// The points' convs run over (H, tiles): their input gradients (full convs, dy padded by kh - 1 rows each
+// side) skip the padded rows in the reduce's bounds rather than copy each point's dy with zero rows
+// around it; and dy, the same values either way, is realized once, in the order it is computed.
+TEST(Winograd, InputGradientSkipsThePaddedRows) {
+  ConvCase k{2, 16, 13, 20, 16, 5, 5, 0};
+  int64_t ho = k.h - k.kh + 1, tiles = (k.w - k.kw + 1 + 3) / 4;
+  Tensor x = Tensor::rand({k.n, k.c, k.h, k.w}).realize().requires_grad_(), w = Tensor::rand({k.o, k.c, k.kh, k.kw}).realize().requires_grad_();
+  Tensor y = x.conv2d(w);
+  (y.relu() * Tensor::rand(y.shape()).realize()).sum().backward();
+  std::vector<size_t> written;
+  for (const ScheduleItem& si : create_schedule({x.grad().lazydata(), w.grad().lazydata()}))
+    for (size_t i = 0; i < si.outputs.size(); i++) written.push_back(si.bufs[i]->size);
+  size_t padded = static_cast<size_t>(k.n * k.o * tiles * (ho + 2 * (k.kh - 1))), points_dy = static_cast<size_t>(k.n * k.o * tiles * ho);
+  EXPECT_EQ(std::count(written.begin(), written.end(), padded), 0) << "a point's dy copied with its padded rows";
+  EXPECT_GE(std::count(written.begin(), written.end(), points_dy), 8) << "the points' dy";
+}

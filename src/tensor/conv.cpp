@@ -217,7 +217,7 @@ bool winograd_applies(const Tensor& x, const Tensor& w, int64_t groups, const Sh
   int64_t kh = w.shape()[2], r = w.shape()[3], h = x.shape()[2], wo = x.shape()[3] - r + 1, tiles = (wo + 3) / 4;
   constexpr double kWorkspaceBytes = 256.0 * (1 << 20);  // (in double: a lazy input's shape may be past int64 bytes x 2)
   if (r != 5 || kh < 2 || tiles < 2 || 8.0 * double(x.shape()[0]) * double(x.shape()[1]) * double(tiles * h) * dt.itemsize() > kWorkspaceBytes) return false;
-  return channel_block(Shape{w.shape()[0], w.shape()[1], 1, kh}, dt, x.device(), Shape{tiles, h}, Shape{tiles, h - kh + 1}, Shape{1, 1}) != 0;
+  return channel_block(Shape{w.shape()[0], w.shape()[1], kh, 1}, dt, x.device(), Shape{h, tiles}, Shape{h - kh + 1, tiles}, Shape{1, 1}) != 0;
 }
 
 // The rows of the input (per spatial dim) that a conv's windows reach: its weight gradient reads no others
@@ -276,7 +276,8 @@ Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups
 
 // A transposed conv with stride 1 (one group: the input gradient of a conv) is a conv of x, padded by
 // up to the kernel's reach on each side, by the flipped weights wf (Cout, Cin, *k). For the channel tile
-// (whose rows are the image's last dim) that dim is padded in a copy; the others stay a padded view whose
+// (whose rows are the image's last dim) that dim is padded in a copy (x is read as it is when that dim
+// needs no padding: a k x 1 kernel's, Winograd's points' convs); the others stay a padded view whose
 // terms are absent rather than 0 x w: a `present` mask of the same view selects them, and the kernel's
 // reduce then skips the padded kernel rows (the lowerer's reduce bounds), as a direct backward does.
 // The padded rows were 17-25% of the multiply-adds of beautiful_mnist's input gradients (c2's dx 39 ->
@@ -293,7 +294,7 @@ std::optional<Tensor> conv_skipping_padding(const Tensor& x, const Tensor& wf, c
     out.push_back(in.back() - d[j] * (wf.shape()[2 + j] - 1));
   }
   if (n < 2 || !channel_block(wf, in, out, Shape(n, 1))) return std::nullopt;
-  Tensor xp = x.pad(last).contiguous();
+  Tensor xp = last.back() == std::pair<int64_t, int64_t>{0, 0} ? x : x.pad(last).contiguous();
   Tensor present = Tensor::ones(xp.shape(), dtypes::bool_, xp.device()).pad(rest);
   return conv_windows(xp.pad(rest), wf, 1, Shape(n, 1), d, "conv_transpose2d", present);
 }
@@ -304,6 +305,22 @@ Tensor with_bias(const Tensor& y, const std::optional<Tensor>& bias) {
   Shape bshape{1, y.shape()[1]};
   bshape.insert(bshape.end(), static_cast<size_t>(y.ndim() - 2), 1);
   return y + bias->reshape(bshape);
+}
+
+// dy realized once for both gradients: as it is computed (the base's own order) when it reaches the conv
+// as a permutation of a whole unrealized buffer, else as a copy in the conv's layout. Both gradients copy
+// dy into a layout of their own (padded, channel-packed) or read it as broadcasts, so its layout only
+// matters to the kernel that computes it (Winograd's points' dy, computed along the image's rows, in
+// rows of 5 tiles when realized as the points' convs see it: 3.5 -> 4.5 ms).
+Tensor realized_once(const Tensor& g) {
+  const LBPtr& lb = g.lazydata();
+  const LazyBuffer* base = lb->base();
+  bool permuted = lb->is_view() && !base->realized() && !lb->is_unrealized_const() && lb->st.views.size() == 1 && !lb->st.views[0].mask &&
+                  lb->st.views[0].offset == 0 && prod(lb->shape()) == prod(base->shape());
+  for (size_t i = 0; permuted && i < lb->shape().size(); i++) permuted = lb->shape()[i] == 1 || lb->st.views[0].strides[i] != 0;
+  if (!permuted) return g.contiguous();
+  Tensor(lb->base_ptr(), false).contiguous();  // (marks the base realized; g stays its view)
+  return g;
 }
 
 // A convolution of a padded input as one Function: forward is conv_windows, and backward is two more
@@ -324,7 +341,7 @@ struct Conv : Function {
     Tensor g(g_, false), tx(x, false), tw(w, false);
     // both gradients read dy, each through a copy of its own layout (padded, channel-packed): dy is
     // computed once (it is the backward of whatever followed the conv, fused into its kernel)
-    if (needs_input_grad[0] && needs_input_grad[1]) g = g.contiguous();
+    if (needs_input_grad[0] && needs_input_grad[1]) g = realized_once(g);
     size_t n = s.size();
     Shape k(tw.shape().begin() + 2, tw.shape().end()), in(tx.shape().begin() + 2, tx.shape().end()), out(g.shape().begin() + 2, g.shape().end());
     LBPtr dx, dw;
@@ -443,7 +460,7 @@ struct ConvTranspose : Function {
   }
   std::vector<LBPtr> backward(const LBPtr& g_) override {
     Tensor g(g_, false), tx(x, false), tw(w, false);
-    if (needs_input_grad[0] && needs_input_grad[1]) g = g.contiguous();
+    if (needs_input_grad[0] && needs_input_grad[1]) g = realized_once(g);
     size_t n = s.size();
     LBPtr dx, dw;
     // (output_padding's rows reach no input row: the strided conv's windows stop short of them)

@@ -71,6 +71,48 @@ Tensor on_device(const std::vector<double>& v, const Shape& shape, DType dt, con
   return Tensor(std::vector<float>(v.begin(), v.end()), shape, device).cast(dt);
 }
 
+// V = Bt x along the rows, as (alpha, N, C, tiles, H): each tile's inputs are its own block of 4 columns
+// of x and `tail` of the next block's, two views of x cut in blocks (not overlapping windows, whose
+// gradient is a gather). One tensor of all alpha points, not alpha sums of x's columns: those (one kernel
+// of 8 outputs) make the input gradient a single elementwise kernel but both ran slower in the step (Zen 5,
+// forward 3.4 -> 6.1 ms, input gradient 8.0 -> 8.8-15.8 ms). The rows of points run along H, so that the
+// transform writes whole rows of the image's length (along the tiles, rows of 5: 3.5 -> 6.6 ms).
+// Its backward reads dV the other way round, (alpha, N, C, H, tiles): the points' convs give their input
+// gradients so (they run over (H, tiles), see winograd_conv2d), and so does the image, each row of x a
+// row of tiles (through autograd of the forward, its two sums read the 8 gradients transposed: 3.7 -> 8.3 ms).
+struct RowTransform : Function {
+  RowTransform(std::vector<double> bt, int64_t alpha, int64_t tiles) : bt(std::move(bt)), alpha(alpha), tiles(tiles) {}
+  std::vector<double> bt;
+  int64_t alpha, tiles;
+  Shape x_shape;
+  // the coefficients of a tile's own block (columns 0..kTile-1 of Bt) and of the next block's first `tail`
+  std::pair<Tensor, Tensor> halves(DType dt, const std::string& device) const {
+    Tensor m = on_device(bt, {alpha, alpha}, dt, device);
+    return {m.shrink({{0, alpha}, {0, kTile}}), m.shrink({{0, alpha}, {kTile, alpha}})};
+  }
+  LBPtr forward(Inputs xs) override {
+    Tensor x(xs[0], false);
+    x_shape = x.shape();
+    int64_t n = x_shape[0], c = x_shape[1], h = x_shape[2], width = x_shape[3], tail = alpha - kTile;
+    auto [own_bt, next_bt] = halves(x.dtype(), x.device());
+    Tensor xb = x.pad({{0, 0}, {0, 0}, {0, 0}, {0, kTile * (tiles + 1) - width}}).reshape({n, c, h, tiles + 1, kTile}).permute({0, 1, 3, 2, 4});
+    Tensor own = xb.shrink({{0, n}, {0, c}, {0, tiles}, {0, h}, {0, kTile}}).reshape({1, n, c, tiles, h, kTile});
+    Tensor next = xb.shrink({{0, n}, {0, c}, {1, tiles + 1}, {0, h}, {0, tail}}).reshape({1, n, c, tiles, h, tail});
+    return ((own * own_bt.reshape({alpha, 1, 1, 1, 1, kTile})).sum({-1}) + (next * next_bt.reshape({alpha, 1, 1, 1, 1, tail})).sum({-1})).lazydata();
+  }
+  std::vector<LBPtr> backward(const LBPtr& g_) override {
+    // dx[.., y, 4t + j] = sum over p of Bt[p, j] dV[p, .., t, y] + Bt[p, kTile + j] dV[p, .., t - 1, y]
+    Tensor g = Tensor(g_, false).permute({0, 1, 2, 4, 3});  // (alpha, N, C, H, tiles)
+    int64_t n = x_shape[0], c = x_shape[1], h = x_shape[2], width = x_shape[3], tail = alpha - kTile;
+    auto [own_bt, next_bt] = halves(g.dtype(), g.device());
+    Tensor gp = g.reshape({alpha, n, c, h, tiles, 1});
+    Tensor own = (gp * own_bt.reshape({alpha, 1, 1, 1, 1, kTile})).sum({0});  // (N, C, H, tiles, kTile)
+    Tensor next = (gp * next_bt.reshape({alpha, 1, 1, 1, 1, tail})).sum({0});  // (N, C, H, tiles, tail)
+    Tensor blocks = own.reshape({n, c, h, tiles, kTile}).pad({{0, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 0}}) +
+                    next.reshape({n, c, h, tiles, tail}).pad({{0, 0}, {0, 0}, {0, 0}, {1, 0}, {0, kTile - tail}});
+    return {blocks.reshape({n, c, h, (tiles + 1) * kTile}).shrink({{0, n}, {0, c}, {0, h}, {0, width}}).lazydata()};
+  }
+};
 }  // namespace
 
 Tensor winograd_conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
@@ -78,35 +120,26 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& w, const std::optional<Ten
   int64_t o = w.shape()[0], kh = w.shape()[2], r = w.shape()[3];
   int64_t ho = h - kh + 1, wo = width - r + 1, tiles = (wo + kTile - 1) / kTile;
   Matrices mat = matrices(r);
-  int64_t alpha = mat.alpha, tail = alpha - kTile;  // a tile's inputs: its own block of 4 columns, and `tail` of the next
-  Tensor bt = on_device(mat.bt, {alpha, alpha}, x.dtype(), x.device()), g = on_device(mat.g, {alpha, r}, x.dtype(), x.device()),
-         at = on_device(mat.at, {kTile, alpha}, x.dtype(), x.device());
-  // V (alpha, N, C, tiles, H): the tiles' columns as two views of x cut in blocks of 4 columns (not as
-  // overlapping windows, whose gradient is a gather), each tile's row of points along H, so that the
-  // convs below run along rows as long as the image's (a 1-column kernel over rows of `tiles` made
-  // 5-float vectors; their input gradients masked every kernel row). One tensor of all alpha points,
-  // not alpha sums of x's columns: those (one kernel of 8 outputs) make the input gradient a single
-  // elementwise kernel instead of this one's stacked copy and two reduces, but both ran slower in the
-  // step (Zen 5, A/B in one session: forward 3.4 -> 6.1 ms, input gradient 8.0 -> 8.8-15.8 ms: 16
-  // gated scalar loads per 4 outputs, transposed against the output's rows)
-  Tensor xb = x.pad({{0, 0}, {0, 0}, {0, 0}, {0, kTile * (tiles + 1) - width}}).reshape({n, c, h, tiles + 1, kTile}).permute({0, 1, 3, 2, 4});
-  Tensor own = xb.shrink({{0, n}, {0, c}, {0, tiles}, {0, h}, {0, kTile}}).reshape({1, n, c, tiles, h, kTile});
-  Tensor next = xb.shrink({{0, n}, {0, c}, {1, tiles + 1}, {0, h}, {0, tail}}).reshape({1, n, c, tiles, h, tail});
-  Tensor v = (own * bt.shrink({{0, alpha}, {0, kTile}}).reshape({alpha, 1, 1, 1, 1, kTile})).sum({-1}) +
-             (next * bt.shrink({{0, alpha}, {kTile, alpha}}).reshape({alpha, 1, 1, 1, 1, tail})).sum({-1});
+  int64_t alpha = mat.alpha;
+  Tensor g = on_device(mat.g, {alpha, r}, x.dtype(), x.device()), at = on_device(mat.at, {kTile, alpha}, x.dtype(), x.device());
+  Tensor v = Function::apply<RowTransform>({x}, mat.bt, alpha, tiles);  // (alpha, N, C, tiles, H)
   Tensor u = (w.reshape({1, o, c, kh, r}) * g.reshape({alpha, 1, 1, 1, r})).sum({-1});  // (alpha, O, C, kh)
   // out[.., y, 4t + i] = sum over points p of At[i, p] M_p[.., t, y]: one kernel of alpha inputs
   std::optional<Tensor> out;
   for (int64_t p = 0; p < alpha; p++) {
-    Tensor vp = v.shrink({{p, p + 1}, {0, n}, {0, c}, {0, tiles}, {0, h}}).reshape({n, c, tiles, h});
-    Tensor up = u.shrink({{p, p + 1}, {0, o}, {0, c}, {0, kh}}).reshape({o, c, 1, kh});
-    // (the sum's gradient, a reduce over the tile's outputs, then comes out in the conv's own layout)
-    Tensor mp = vp.conv2d(up);
+    // each point's conv over (H, tiles) by a one-column kernel: H is not the last dim, so its input
+    // gradient (a full conv, dy padded by kh - 1 rows each side) skips the padded rows in the reduce's
+    // bounds; along the last dim they were a padded copy of dy multiplied in (a sixth of the multiply-adds)
+    Tensor vp = v.shrink({{p, p + 1}, {0, n}, {0, c}, {0, tiles}, {0, h}}).reshape({n, c, tiles, h}).permute({0, 1, 3, 2});
+    Tensor up = u.shrink({{p, p + 1}, {0, o}, {0, c}, {0, kh}}).reshape({o, c, kh, 1});
+    Tensor mp = vp.conv2d(up);  // (N, O, ho, tiles)
     // the bias joins the point 1, whose column of At is all ones: the bias gradient is then the sum
     // of that point's transformed dy, which the products read anyway (6.5 MB), rather than a reduce of
     // the whole dy computed again from what follows the conv (a batchnorm's backward: 26 MB and more)
     if (bias && p == kOnesPoint) mp = mp + bias->reshape({1, o, 1, 1});
-    Tensor term = mp.reshape({n, o, tiles, ho, 1}) * at.shrink({{0, kTile}, {p, p + 1}}).reshape({1, 1, 1, 1, kTile});
+    // (M_p seen as (N, O, tiles, ho): its dy is computed along the image's rows, and reaches the conv as
+    // their permutation, realized as computed: see Conv's realized_once)
+    Tensor term = mp.permute({0, 1, 3, 2}).reshape({n, o, tiles, ho, 1}) * at.shrink({{0, kTile}, {p, p + 1}}).reshape({1, 1, 1, 1, kTile});
     out = out ? *out + term : term;
   }
   // realized: each reader would otherwise recompute the alpha-term sums (a batchnorm's kernels read it twice)
