@@ -339,7 +339,7 @@ struct Conv : Function {
   }
   std::vector<LBPtr> backward(const LBPtr& g_) override {
     Tensor g(g_, false), tx(x, false), tw(w, false);
-    // both gradients read dy, each through a copy of its own layout (padded, channel-packed): dy is
+    // both gradients read dy, most through a copy of its own layout (padded, channel-packed): dy is
     // computed once (it is the backward of whatever followed the conv, fused into its kernel)
     if (needs_input_grad[0] && needs_input_grad[1]) g = realized_once(g);
     size_t n = s.size();
