@@ -182,3 +182,21 @@ TEST(Winograd, InputGradientSkipsThePaddedRows) {
   EXPECT_EQ(std::count(written.begin(), written.end(), padded), 0) << "a point's dy copied with its padded rows";
   EXPECT_GE(std::count(written.begin(), written.end(), points_dy), 8) << "the points' dy";
 }
+
+// The input transform's gradient is one reduce over the 8 points' gradients, each block of 4 columns
+// taking tile T's own coefficients and tile T - 1's next ones (dV read through two views padded by a
+// tile), with what follows in the backward (a relu's mask) in the same kernel: no buffer of the two
+// sums (N, C, H, tiles, 4) written and added in a third pass.
+TEST(Winograd, InputGradientIsOnePassOverThePoints) {
+  ConvCase k{2, 16, 9, 20, 16, 5, 5, 0};
+  int64_t tiles = (k.w - k.kw + 1 + 3) / 4;
+  Tensor x = Tensor::rand({k.n, k.c, k.h, k.w}).realize().requires_grad_(), w = Tensor::rand({k.o, k.c, k.kh, k.kw}).realize().requires_grad_();
+  Tensor y = (x - 0.5f).relu().conv2d(w);
+  (y * Tensor::rand(y.shape()).realize()).sum().backward();
+  Tensor::corealize({w.grad()});
+  std::vector<size_t> written;
+  for (const ScheduleItem& si : create_schedule({x.grad().lazydata()}))
+    for (size_t i = 0; i < si.outputs.size(); i++) written.push_back(si.bufs[i]->size);
+  EXPECT_EQ(std::count(written.begin(), written.end(), static_cast<size_t>(k.n * k.c * k.h * tiles * 4)), 0) << "a sum of the points' gradients";
+  EXPECT_EQ(std::count(written.begin(), written.end(), static_cast<size_t>(k.n * k.c * k.h * k.w)), 1) << "x's gradient";
+}

@@ -72,6 +72,8 @@ constexpr int64_t kShortRunBytes = 256;
 // A heavy kernel's output row of no pairs and at most this many elements runs unrolled whole, beside
 // this many channels (see hand_coded_optimizations' pools).
 constexpr int64_t kShortOddRow = 7, kChannelsPerStep = 8;
+// A tile's output dim of at most this many steps, masked by a load's padding, is unrolled whole.
+constexpr int64_t kShortMaskedDim = 8;
 // the largest divisor of n that is <= cap
 int64_t divisor(int64_t n, int64_t cap) {
   for (int64_t a = std::min(n, cap); a >= 2; a--)
@@ -557,6 +559,15 @@ void Kernel::hand_coded_optimizations() {
         bool wide = row >= 0 && wide_rows_of_b(full[row], full[vec], itemsize, step_rows);
         int64_t rows = wide ? 2 : accumulators_for(unit) / 2;
         if (row >= 0 && pow2_divisor(full[row], rows) < std::max<int64_t>(2, rows / 2)) pad_for(row, rows);
+        // A short dim that a load's padding masks vary along (the blocks of Winograd's input gradient,
+        // reading dV padded by a tile each side) is unrolled whole first: its masks become constants
+        // per step, where looped they gated every load
+        for (int d : globals)
+          if (d != vec && d != row && full[d] > 1 && full[d] <= kShortMaskedDim && masked_along(d) &&
+              try_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, d), 0})) {
+            rows = std::max<int64_t>(1, rows / full[d]);
+            break;
+          }
         // (3 rows, a conv's input gradient into an image's 3 channels, are a tile of 3, not 1)
         int64_t tile_rows = row >= 0 ? pow2_divisor(full_shape()[row], rows) : 1;
         if (tile_rows == 1 && row >= 0) tile_rows = divisor(full_shape()[row], rows);

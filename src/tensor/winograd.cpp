@@ -105,11 +105,16 @@ struct RowTransform : Function {
     Tensor g = Tensor(g_, false).permute({0, 1, 2, 4, 3});  // (alpha, N, C, H, tiles)
     int64_t n = x_shape[0], c = x_shape[1], h = x_shape[2], width = x_shape[3], tail = alpha - kTile;
     auto [own_bt, next_bt] = halves(g.dtype(), g.device());
-    Tensor gp = g.reshape({alpha, n, c, h, tiles, 1});
-    Tensor own = (gp * own_bt.reshape({alpha, 1, 1, 1, 1, kTile})).sum({0});  // (N, C, H, tiles, kTile)
-    Tensor next = (gp * next_bt.reshape({alpha, 1, 1, 1, 1, tail})).sum({0});  // (N, C, H, tiles, tail)
-    Tensor blocks = own.reshape({n, c, h, tiles, kTile}).pad({{0, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 0}}) +
-                    next.reshape({n, c, h, tiles, tail}).pad({{0, 0}, {0, 0}, {0, 0}, {1, 0}, {0, kTile - tail}});
+    // one reduce over the points of two views of dV padded by a tile each side: block T's columns take
+    // tile T's own coefficients and tile T - 1's next ones
+    Tensor gp = g.pad({{0, 0}, {0, 0}, {0, 0}, {0, 0}, {1, 1}}).reshape({alpha, n, c, h, tiles + 2, 1});
+    auto block = [&](int64_t from, const Tensor& coef, int64_t len) {
+      Tensor view = gp.shrink({{0, alpha}, {0, n}, {0, c}, {0, h}, {from, from + tiles + 1}, {0, 1}});
+      Tensor k = coef.reshape({alpha, 1, 1, 1, 1, len});
+      if (len < kTile) k = k.pad({{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, kTile - len}});
+      return view * k;
+    };
+    Tensor blocks = (block(1, own_bt, kTile) + block(0, next_bt, tail)).sum({0});  // (N, C, H, tiles + 1, kTile)
     return {blocks.reshape({n, c, h, (tiles + 1) * kTile}).shrink({{0, n}, {0, c}, {0, h}, {0, width}}).lazydata()};
   }
 };
