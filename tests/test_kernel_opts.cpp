@@ -640,6 +640,34 @@ TEST(KernelOpts, RowReducesFoldInPairs) {
   }
 }
 
+// A long sum with one run per output (a batchnorm's statistics in partial sums per channel and pair of
+// images, the pairs contiguous in the output) runs its output loops in x's memory order: the pairs, 100 KB
+// apart in beautiful_mnist, outermost (the threads split them), the channels (one run apart) inside, so
+// consecutive outputs read consecutive runs. A sum whose output is already in that order keeps it.
+TEST(KernelOpts, LongSumsWalkTheirOutputsInMemoryOrder) {
+  std::mt19937 rng(31);
+  Tensor x = rand_tensor(rng, {64, 8, 20, 20}, dtypes::float32).realize();
+  struct Case { std::string what; Tensor out; int64_t outer; };
+  std::vector<Case> cases = {{"per channel and pair of images", x.reshape({32, 2, 8, 400}).permute({2, 0, 1, 3}).sum({2, 3}), 32},
+                             {"per pair of images and channel", x.reshape({32, 2, 8, 400}).sum({1, 3}), 32},
+                             {"per channel", x.reshape({64, 8, 400}).permute({1, 0, 2}).sum({2}), 64}};
+  for (auto& c : cases) {
+    ScheduleItem si = kernel_of(c.out);
+    for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}}) {
+      auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+      Kernel k(si.ast, *ren);
+      k.hand_coded_optimizations();
+      std::string what = c.what + ", " + std::to_string(unit.bytes) + "-byte vectors: " + opts_str(k.applied_opts());
+      std::vector<int> globals;
+      for (int d : k.dims_of(AxisType::GLOBAL))
+        if (k.full_shape()[static_cast<size_t>(d)] > 1) globals.push_back(d);
+      ASSERT_EQ(globals.size(), 2u) << what;
+      EXPECT_EQ(k.full_shape()[static_cast<size_t>(globals[0])], c.outer) << "the threads split x's outermost dim: " << what;
+      expect_close(run(si, k.applied_opts()), run(si, {}), what);
+    }
+  }
+}
+
 // A large output written once is stored around the caches (non-temporal vector stores, then a fence),
 // by plain stores where the address is not aligned to the vector; smaller outputs are plain.
 TEST(KernelOpts, StreamingStores) {
