@@ -459,7 +459,10 @@ bool Kernel::window_tile(int64_t lanes, int red) {
       std::vector<bool> be = broadcast_along(e);
       bool swapped = true;
       for (size_t k = 0; k < be.size(); k++) swapped = swapped && be[k] != bd[k];
-      int64_t ne = divisor(full[e], std::min<int64_t>(8, acc / 2)), nd = divisor(full[d], std::max<int64_t>(2, acc / ne));
+      // (the tile's operands are its ne + nd vectors a step, so a tile that leaves them registers may
+      // take more than half: c1's 5 window columns x 4 channels, 20 + 9 of AVX-512's 32, not 5 x 2)
+      int64_t ne = divisor(full[e], std::min<int64_t>(8, acc / 2));
+      int64_t nd = divisor(full[d], std::max<int64_t>({2, acc / ne, (ren_->vector_unit().registers - ne) / (ne + 1)}));
       if (swapped && nd * ne >= na * nb) a = d, b = e, na = nd, nb = ne;
     }
   }
