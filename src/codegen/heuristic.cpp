@@ -108,12 +108,12 @@ void outputs_in_memory_order(Kernel& k) {
       if (std::optional<int64_t> s = k.stride(i, d); k.is_load_view(i) && s) m = std::max(m, std::abs(*s));
     return m;
   };
-  // a selection sort by SWAPs, the largest stride first (equal ones keep their order)
-  size_t n = k.dims_of(AxisType::GLOBAL).size();
-  for (size_t p = 0; p + 1 < n; p++) {
-    std::vector<int> globals = k.dims_of(AxisType::GLOBAL);
+  // a selection sort by SWAPs, the largest stride first (equal ones keep their order); a SWAP exchanges
+  // two global dims in place, so the global dims' positions stay these
+  const std::vector<int> globals = k.dims_of(AxisType::GLOBAL);
+  for (size_t p = 0; p + 1 < globals.size(); p++) {
     size_t best = p;
-    for (size_t q = p + 1; q < n; q++)
+    for (size_t q = p + 1; q < globals.size(); q++)
       if (load_stride(globals[q]) > load_stride(globals[best])) best = q;
     if (best != p) k.apply_opt({OptOps::SWAP, static_cast<int>(p), static_cast<int64_t>(best)});
   }
