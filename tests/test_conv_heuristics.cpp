@@ -279,8 +279,8 @@ TEST(KernelOpts, TransposedConvSkipsThePaddedKernelRows) {
   // out[0, 0, y, x] = sum over c, ky, kx of dy[0, c, y - ky, x - kx] w[c, 0, ky, kx], present terms only
   auto at = [&](int64_t y, int64_t x) { return out[static_cast<size_t>(y * 8 + x)]; };
   for (int64_t y = 0; y < 8; y++) {
-    for (int64_t x = 1; x < 7; x++) {  // columns whose kernel column 1 is read (the padded columns are 0 x w)
-      if (y < 6) {
+    for (int64_t x = 0; x < 8; x++) {  // (8 columns: the padded ones absent too, never 0 x inf)
+      if (y < 6 && x >= 1 && x < 7) {  // the outputs whose kernel row 0, column 1 reads dy
         EXPECT_EQ(at(y, x), std::numeric_limits<float>::infinity()) << y << ", " << x;
         continue;
       }
@@ -293,6 +293,51 @@ TEST(KernelOpts, TransposedConvSkipsThePaddedKernelRows) {
       EXPECT_NEAR(at(y, x), want, 1e-3 + 1e-4 * std::fabs(want)) << "row " << y << " reads only rows of w past its inf: " << x;
     }
   }
+}
+
+// A transposed conv onto rows of few columns (c4's input gradient: 8 columns, a quarter of a 3x3's
+// multiply-adds on padded ones) reads dy unpadded, its padded columns absent under the mask as its padded
+// rows: no copy of dy. On AVX-512 the channel tile takes the row whole, 2 vectors by 8 columns, with the
+// kernel's 3 columns unrolled: each mask is a constant and only the present terms are multiplied (18 of
+// each row's 24 multiply-adds per vector); on AVX2 and NEON the kernel columns' loop is bounded by the
+// padding. No gated load on any. A row of 10 columns keeps the padded copy (as fast or faster there).
+TEST(ConvKernels, FewColumnsTransposedConvReadsItsPaddingUnderMasks) {
+  std::mt19937 rng(27);
+  Tensor dy = rand_tensor(rng, {2, 64, 6, 6}, dtypes::float32), w = rand_tensor(rng, {64, 64, 3, 3}, dtypes::float32);
+  Tensor dx = dy.conv_transpose2d(w);
+  int copies = 0;
+  for (const ScheduleItem& si : create_schedule({dx.lazydata()}))
+    copies += si.is_kernel() && !reduces(si) && prod(si.outputs[0]->shape()) == 2 * 64 * 6 * 10;
+  EXPECT_EQ(copies, 0) << "dy is read as it is, not copied with padded columns";
+  ScheduleItem si = conv_kernel_of(dx);
+  std::vector<double> want = run(si, {});
+  for (VectorUnit unit : {kAVX512, VectorUnit{32, 16}, VectorUnit{16, 32}}) {  // AVX-512, AVX2, NEON
+    auto ren = with_vector_unit(Device::get("CPU").renderer(), unit);
+    Kernel k(si.ast, *ren);
+    k.hand_coded_optimizations();
+    std::string what = std::to_string(unit.registers) + " registers of " + std::to_string(unit.bytes) + " bytes: " + opts_str(k.applied_opts());
+    int gated = 0, bounded = 0, multiply_adds = 0;
+    for (const UOpPtr& u : k.linearize()) {
+      gated += u->op == Ops::LOAD && u->src.size() == 2;
+      bounded += u->op == Ops::RANGE && std::get<RangeArg>(u->arg).kind == RangeKind::Reduce && !u->src[0]->is_const();
+      multiply_adds += u->op == Ops::MULACC;
+    }
+    EXPECT_EQ(gated, 0) << what;
+    if (unit == kAVX512) {
+      EXPECT_THAT(what, HasSubstr("UPCAST(2, 2) UPCAST(4, 8) UNROLL(2, 3)")) << "2 vectors by the whole row, the kernel's columns unrolled";
+      EXPECT_EQ(multiply_adds, 2 * 18) << what;
+      EXPECT_EQ(bounded, 1) << "the kernel rows' loop: " << what;
+    } else {
+      EXPECT_EQ(bounded, 2) << "the kernel rows' and columns' loops: " << what;
+    }
+    expect_close(run(si, k.applied_opts()), want, what);
+  }
+  // rows of 10 columns: dy copied with its padded columns
+  Tensor dy10 = rand_tensor(rng, {2, 64, 8, 8}, dtypes::float32), w10 = rand_tensor(rng, {64, 32, 3, 3}, dtypes::float32);
+  copies = 0;
+  for (const ScheduleItem& s10 : create_schedule({dy10.conv_transpose2d(w10).lazydata()}))
+    copies += s10.is_kernel() && !reduces(s10) && prod(s10.outputs[0]->shape()) == 2 * 64 * 8 * 12;
+  EXPECT_EQ(copies, 1);
 }
 
 // A k x 1 kernel's transposed conv (a 5x1 conv's input gradient: dy padded by 4 rows each side): the

@@ -193,8 +193,9 @@ bool Kernel::masked_along(int d) const {
 }
 
 // The channel tile (see hand_coded_optimizations). Rows go along a dim where the other loads have no
-// padding mask (one mask per row would be a branch per broadcast): the output's contiguous dim if it
-// qualifies, else one where the other loads are contiguous, else any (a conv's batch). A reduce whose
+// padding mask (one mask per row would be a branch per broadcast), or the output's contiguous dim when
+// the tile takes it whole, with the innermost reduce (its masks then constants): the output's contiguous
+// dim if it qualifies, else one where the other loads are contiguous, else any (a conv's batch). A reduce whose
 // tile reads more than a cache block of the vector operand then runs in blocks that keep their part of
 // the operands in the L2 cache (BLOCK): every tile of outputs reads them all (a conv's weight gradient
 // reads dy once per input channel and kernel row). The blocks are of the batch, or of image rows when
@@ -233,10 +234,15 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
         unmasked &= stride(j, d).has_value();
         contiguous &= stride(j, d) == std::optional<int64_t>{1};
       });
-      int r = !unmasked ? -1 : d == out_vec ? 2 : contiguous ? 1 : 0;
+      // or a masked output row that two vectors by it hold whole in the accumulators, shorter than the
+      // lanes (which it would take as the vector dim): a transposed conv's few columns read with their
+      // padding (conv.cpp), unrolled whole with the kernel's columns, so that each mask is a constant
+      bool whole = !unmasked && d == out_vec && 2 * full[d] <= max_accumulators && full[d] < lanes;
+      int r = whole ? 2 : !unmasked ? -1 : d == out_vec ? 2 : contiguous ? 1 : 0;
       if (r > rank) row = d, rank = r;
     }
     if (row < 0 || rank < 0) continue;
+    bool row_masked = masked_along(row);
     try {
       Kernel k = *this;
       k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), lanes});
@@ -246,11 +252,11 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       // not kernel rows whose loads are masked (a k x 1 kernel's input gradient, its rows padded: their
       // loop's bounds skip the padded rows, where unrolled each load was gated) when another reduce is
       // not (the channels: a 5x1 conv's input gradient, 32 channels on 24x5 images, Zen 5: 3.0 -> 1.55 ms)
-      if (masked_along(red))
+      if (masked_along(red) && !(row_masked && full[red] <= 8))
         for (int r : reduces)
           if (full[r] > 1 && !masked_along(r)) red = r;
       int64_t u = pow2_divisor(full[red], 4);
-      if (u == 1 && full[red] <= 8) u = full[red];
+      if ((u == 1 || row_masked) && full[red] <= 8) u = full[red];
       // the dims a second set of rows may go along: broadcast by the vector load, unmasked in the others
       std::vector<int> second;
       for (int d : globals) {
@@ -274,7 +280,7 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
       for (int64_t v : {int64_t{1}, int64_t{2}}) {
         if (v == 2 && k.full_shape()[lane_dim] % 2 != 0) continue;
         int64_t most_rows = divisor(full[row], std::min(max_accumulators / v, kMaxValues / (lanes * v * u)));
-        for (int64_t r = 1; r <= most_rows; r++) {
+        for (int64_t r = row_masked ? full[row] : 1; r <= most_rows; r++) {
           if (full[row] % r != 0) continue;
           Tile t{v, r, 1, -1};
           int64_t room = std::min(max_accumulators / (v * r), kMaxValues / (lanes * v * u * r));
@@ -286,6 +292,7 @@ bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
         }
       }
       Tile best = preferred.size() < std::min(kMinChains, max_accumulators) ? fullest : preferred;
+      if (row_masked && best.rows != full[row]) continue;
       int64_t vectors = best.vectors, rows = best.rows, rows2 = best.rows2;
       int row2 = best.row2;
       if (vectors == 2) k.apply_opt({OptOps::UPCAST, axis_in(AxisType::GLOBAL, lane_dim), 2});
