@@ -284,12 +284,13 @@ Tensor conv_windows(const Tensor& x_padded, const Tensor& weight, int64_t groups
 // 32 ms, c4's 6.1 -> 4.8). An infinite weight then gives inf, as torch does, where only its padded
 // rows would have met it as 0 x inf = NaN; a padded column (the copy's zeros) still meets it so.
 // Rows of at most kFewColumns outputs are read unpadded, their padded columns absent under the mask too:
-// a quarter or more of a 3x3 kernel's multiply-adds would be on padded columns, and the tile takes such
-// a row whole (AVX-512: each mask a constant, the absent terms dropped) or bounds the kernel columns' loop
-// by the padding as the rows' (a 64->64 3x3 conv's input gradient, 512 8x8 images, Zen 5: AVX-512 4.7 ->
-// 3.5 ms, AVX2 10.6 -> 8.4 ms; on rows of 10 to 16 columns the copy was as fast or faster).
+// a sixth or more of a 3x3 kernel's multiply-adds would be on padded columns. The tile takes a row of 8
+// whole (AVX-512: each mask a constant, the absent terms dropped), or bounds the kernel columns' loop by
+// the padding as the rows' (beautiful_mnist's 3x3 convs' input gradients on 512 images, Zen 5: 8 columns
+// 4.7 -> 3.5 ms, AVX2's code 10.6 -> 7.6; 10 columns 4.8-5.3 -> 4.2-4.6, AVX2's 10.1 -> 7.8-8.1; rows of
+// 10 to 12 on 4 to 512 images as fast or faster; of 14 and 16 the copy was faster).
 // `pad`: (begin, end) per spatial dim. Nothing when the conv is not channel-tiled.
-constexpr int64_t kFewColumns = 8;
+constexpr int64_t kFewColumns = 12;
 std::optional<Tensor> conv_skipping_padding(const Tensor& x, const Tensor& wf, const Shape& d, const std::vector<std::pair<int64_t, int64_t>>& pad) {
   size_t n = d.size();
   std::vector<std::pair<int64_t, int64_t>> last(n + 2, {0, 0}), rest(n + 2, {0, 0});
