@@ -193,13 +193,13 @@ bool Kernel::masked_along(int d) const {
 }
 
 // The channel tile (see hand_coded_optimizations). Rows go along a dim where the other loads have no
-// padding mask (one mask per row would be a branch per broadcast), or the output's contiguous dim when
-// the tile takes it whole, with the innermost reduce (its masks then constants): the output's contiguous
-// dim if it qualifies, else one where the other loads are contiguous, else any (a conv's batch). A reduce whose
-// tile reads more than a cache block of the vector operand then runs in blocks that keep their part of
-// the operands in the L2 cache (BLOCK): every tile of outputs reads them all (a conv's weight gradient
-// reads dy once per input channel and kernel row). The blocks are of the batch, or of image rows when
-// one image's part is already more than a block.
+// padding mask (one mask per row would be a branch per broadcast), unless the tile takes the dim whole
+// with the innermost reduce (its masks then constants): the output's contiguous dim if it qualifies,
+// else one where the other loads are contiguous, else any (a conv's batch). A reduce whose tile reads
+// more than a cache block of the vector operand then runs in blocks that keep their part of the operands
+// in the L2 cache (BLOCK): every tile of outputs reads them all (a conv's weight gradient reads dy once
+// per input channel and kernel row). The blocks are of the batch, or of image rows when one image's part
+// is already more than a block.
 bool Kernel::channel_tile(int64_t lanes, bool lanes_along_output) {
   constexpr int64_t kMaxValues = 1024;
   const int64_t max_accumulators = accumulators_for(ren_->vector_unit());
