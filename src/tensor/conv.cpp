@@ -301,8 +301,9 @@ std::optional<Tensor> conv_skipping_padding(const Tensor& x, const Tensor& wf, c
     out.push_back(in.back() - d[j] * (wf.shape()[2 + j] - 1));
   }
   if (n < 2 || !channel_block(wf, in, out, Shape(n, 1))) return std::nullopt;
-  if (out.back() <= kFewColumns) rest.back() = last.back();  // (no copy: all padding read under masks)
-  Tensor xp = rest.back() == last.back() ? x : x.pad(last).contiguous();
+  bool columns_as_they_are = out.back() <= kFewColumns || last.back() == std::pair<int64_t, int64_t>{0, 0};
+  if (columns_as_they_are) rest.back() = last.back();  // (all padding read under the mask)
+  Tensor xp = columns_as_they_are ? x : x.pad(last).contiguous();
   Tensor present = Tensor::ones(xp.shape(), dtypes::bool_, xp.device()).pad(rest);
   return conv_windows(xp.pad(rest), wf, 1, Shape(n, 1), d, "conv_transpose2d", present);
 }
