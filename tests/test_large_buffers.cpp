@@ -1,8 +1,9 @@
 // Buffers of 2^31 elements and more: loop counters, index math and element offsets must be 64-bit
 // there (an `int` wraps and the kernel reads garbage or faults). Every path that computes an element
 // offset is read at its first and last element: sums, element access (item), shrink, copies from the
-// host, gathers by int32 and int64 indices, argmax, a stack its reader loads in place. Slow and memory
-// hungry (2 GiB a tensor), so plain build only.
+// host, gathers by int32 and int64 indices, argmax, a stack its reader loads in place, a transposed conv
+// reading dy unpadded under a mask. Slow and memory hungry (2 GiB a tensor, the conv's 10 GiB in all), so
+// plain build only.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -181,4 +182,44 @@ TEST(LargeBuffers, StackReadInPlacePast2e31) {
   EXPECT_EQ(z[1][0].item<uint32_t>(), (2 * C + 5) + (3 * C + 5));
   EXPECT_EQ(z[1][R - 1].item<uint32_t>(), (2 * C + 7) + (3 * C + 7));
   EXPECT_EQ(z[1][R / 2].item<uint32_t>(), 5 * C);
+}
+
+// A stride-1 transposed conv (a conv's input gradient) onto rows of at most 12 columns reads dy as it
+// is, its padded rows and columns absent under a mask of the same padded view (conv.cpp's
+// conv_skipping_padding): dy here has 2^31 + 5632 elements (466035 images of 128 channels of 6x6), the
+// last image's past 2^31, read through the masked view's 64-bit offsets. Small integer values, so every
+// sum is exact: the first and last images equal a brute-force loop's.
+TEST(LargeBuffers, TransposedConvReadsDyUnpaddedPast2e31) {
+  SKIP_UNDER_SANITIZERS();
+  constexpr int64_t C = 128, O = 16, N = (int64_t{1} << 31) / (C * 36) + 2;
+  auto dy_at = [](int64_t n, int64_t c, int64_t i, int64_t j) { return static_cast<float>((n + 2 * c + 3 * i + j) % 3 - 1); };
+  auto w_at = [](int64_t c, int64_t o, int64_t ky, int64_t kx) { return static_cast<float>((7 * c + 3 * o + ky + kx) % 5 - 2); };
+  Tensor idx = Tensor::arange(N).cast(dtypes::int64).reshape({N, 1, 1, 1}) + Tensor::arange(C).reshape({1, C, 1, 1}) * 2 +
+               Tensor::arange(6).reshape({1, 1, 6, 1}) * 3 + Tensor::arange(6).reshape({1, 1, 1, 6});
+  Tensor dy = (idx % 3 - 1).cast(dtypes::float32).contiguous().realize();
+  ASSERT_GT(dy.numel(), int64_t{1} << 31);
+  std::vector<float> wv;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t ky = 0; ky < 3; ky++)
+        for (int64_t kx = 0; kx < 3; kx++) wv.push_back(w_at(c, o, ky, kx));
+  Tensor w = Tensor(wv, {C, O, 3, 3}).realize();
+  int64_t before = GlobalCounters::kernel_count;
+  Tensor dx = dy.conv_transpose2d(w).realize();
+  // the flipped weights and the conv: no padded copy of dy
+  EXPECT_EQ(GlobalCounters::kernel_count - before, 2);
+  ASSERT_EQ(dx.shape(), (Shape{N, O, 8, 8}));
+  for (int64_t n : {int64_t{0}, N - 1}) {
+    std::vector<float> got = dx[n].tolist<float>();
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t y = 0; y < 8; y++)
+        for (int64_t x = 0; x < 8; x++) {
+          float want = 0;
+          for (int64_t ky = 0; ky < 3; ky++)
+            for (int64_t kx = 0; kx < 3; kx++)
+              if (y - ky >= 0 && y - ky < 6 && x - kx >= 0 && x - kx < 6)
+                for (int64_t c = 0; c < C; c++) want += dy_at(n, c, y - ky, x - kx) * w_at(c, o, ky, kx);
+          ASSERT_EQ(got[static_cast<size_t>((o * 8 + y) * 8 + x)], want) << "image " << n << " [" << o << ", " << y << ", " << x << "]";
+        }
+  }
 }
