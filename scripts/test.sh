@@ -4,7 +4,8 @@
 #   2. builds build/ (RelWithDebInfo: -O2 -g with asserts, warnings as errors; with the Python module tg)
 #      and runs ctest (kernels by LLVM in process where the build has it), then runs the dtype and
 #      vector-code tests again with each kernel compiler: LLVM for a baseline x86-64 CPU, clang for the
-#      native one, and gcc and clang for the baseline one; and the kernel optimizer's tests for AVX2
+#      native one, and gcc and clang for the baseline one; the buffers past 2^31 elements with clang's
+#      kernels (int32 indices where they fit); and the kernel optimizer's tests for AVX2
 #   3. runs the Python suite (tests/python, pytest under Debian's /usr/bin/python3) against build/python
 #   4. builds build-asan/ (ASan + UBSan, -O1; no Python module) and runs ctest there
 #   5. installs build/ into a temporary prefix and builds + runs tests/install against it, and imports the
@@ -93,6 +94,10 @@ if grep -q '^TG_HAVE_LLVM:INTERNAL=1' build/CMakeCache.txt 2>/dev/null; then
   CPU_TARGET=x86-64 CPU_COMPILER=llvm run_ctest build -R "$DTYPE_TESTS"
   section "dtype tests (CPU_COMPILER=clang, native target)"
   CPU_COMPILER=clang CC=clang run_ctest build -R "$DTYPE_TESTS"
+  # LLVM's kernels index in int64 always; the C renderer's take int32 unless an index can reach 2^31,
+  # so the buffers past 2^31 elements once more with its kernels (where int32 would wrap and fault).
+  section "large buffers (CPU_COMPILER=clang, native target)"
+  CPU_COMPILER=clang CC=clang run_ctest build -R '^LargeBuffers\.'
 fi
 for cc in gcc clang; do
   section "dtype tests (CPU_TARGET=x86-64, CPU_COMPILER=clang, CC=$cc)"
